@@ -1,0 +1,109 @@
+// lowalloc/detail/config.hpp — feature macros. Internal: not part of the API.
+//
+// Every macro is derived from the compiler's own feature tests and wrapped in #ifndef, so a user
+// can override any of them on the command line.
+#ifndef LOWALLOC_DETAIL_CONFIG_HPP
+#define LOWALLOC_DETAIL_CONFIG_HPP
+
+#include <cstdlib>
+#if defined(__has_include)
+#if __has_include(<version>)
+#include <version>
+#endif
+#endif
+
+#ifndef LOWALLOC_HAS_EXCEPTIONS
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define LOWALLOC_HAS_EXCEPTIONS 1
+#else
+#define LOWALLOC_HAS_EXCEPTIONS 0
+#endif
+#endif
+
+#ifndef LOWALLOC_HAS_CXX20
+#if __cplusplus >= 202002L
+#define LOWALLOC_HAS_CXX20 1
+#else
+#define LOWALLOC_HAS_CXX20 0
+#endif
+#endif
+
+#ifndef LOWALLOC_HAS_THREE_WAY_COMPARISON
+#if defined(__cpp_impl_three_way_comparison) && defined(__cpp_lib_three_way_comparison)
+#define LOWALLOC_HAS_THREE_WAY_COMPARISON 1
+#else
+#define LOWALLOC_HAS_THREE_WAY_COMPARISON 0
+#endif
+#endif
+
+#ifndef LOWALLOC_HAS_CONCEPTS
+#if defined(__cpp_concepts) && defined(__cpp_lib_concepts)
+#define LOWALLOC_HAS_CONCEPTS 1
+#else
+#define LOWALLOC_HAS_CONCEPTS 0
+#endif
+#endif
+
+#ifndef LOWALLOC_HAS_RANGES
+#if defined(__cpp_lib_ranges)
+#define LOWALLOC_HAS_RANGES 1
+#else
+#define LOWALLOC_HAS_RANGES 0
+#endif
+#endif
+
+// Debug checks (bounds in operator[], front/back/pop_back on empty, ...).
+#ifndef LOWALLOC_ASSERTIONS
+#if defined(_GLIBCXX_ASSERTIONS) || defined(_LIBCPP_ENABLE_ASSERTIONS)
+#define LOWALLOC_ASSERTIONS 1
+#else
+#define LOWALLOC_ASSERTIONS 0
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWALLOC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LOWALLOC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LOWALLOC_NOINLINE __attribute__((noinline))
+#define LOWALLOC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define LOWALLOC_LIKELY(x) (x)
+#define LOWALLOC_UNLIKELY(x) (x)
+#define LOWALLOC_NOINLINE __declspec(noinline)
+#define LOWALLOC_ALWAYS_INLINE __forceinline
+#endif
+
+#include <cstdio>
+
+namespace lowalloc {
+namespace detail {
+
+[[noreturn]] inline void assertion_failed(const char* expr, const char* file, int line) noexcept {
+  std::fprintf(stderr, "%s:%d: lowalloc assertion failed: %s\n", file, line, expr);
+  std::abort();
+}
+
+}  // namespace detail
+}  // namespace lowalloc
+
+#if LOWALLOC_ASSERTIONS
+#define LOWALLOC_ASSERT(cond) \
+  (LOWALLOC_LIKELY(cond) ? void(0) : ::lowalloc::detail::assertion_failed(#cond, __FILE__, __LINE__))
+#else
+#define LOWALLOC_ASSERT(cond) void(0)
+#endif
+
+// Throwing without exceptions prints the reason and aborts: a working -fno-exceptions mode.
+#if LOWALLOC_HAS_EXCEPTIONS
+#define LOWALLOC_THROW(ex) throw ex
+#define LOWALLOC_TRY try
+#define LOWALLOC_CATCH_ALL catch (...)
+#define LOWALLOC_RETHROW throw
+#else
+#define LOWALLOC_THROW(ex) ::lowalloc::detail::assertion_failed("exception: " #ex, __FILE__, __LINE__)
+#define LOWALLOC_TRY if (true)
+#define LOWALLOC_CATCH_ALL else
+#define LOWALLOC_RETHROW void(0)
+#endif
+
+#endif  // LOWALLOC_DETAIL_CONFIG_HPP
