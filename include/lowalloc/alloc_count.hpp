@@ -69,36 +69,36 @@ class alloc_counter {
 }  // namespace lowalloc
 
 // Runs the statement(s) in a scope of their own and stores the allocations they made in `count`.
-#define LOWALLOC_DETAIL_COUNT_ALLOCATIONS(count, ...)  \
-  std::size_t count = 0;                               \
-  {                                                    \
-    ::lowalloc::alloc_counter lowalloc_counter_;       \
-    __VA_ARGS__;                                       \
-    count = lowalloc_counter_.allocations();           \
+#define LOWALLOC_DETAIL_COUNT_ALLOCATIONS(count, ...) \
+  std::size_t count = 0;                              \
+  {                                                   \
+    ::lowalloc::alloc_counter lowalloc_counter_;      \
+    __VA_ARGS__;                                      \
+    count = lowalloc_counter_.allocations();          \
   }
 
 /// EXPECT that the statement makes exactly `n` heap allocations on this thread.
-#define LOWALLOC_EXPECT_ALLOCATIONS(n, ...)                                             \
-  do {                                                                                  \
-    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__)                     \
-    EXPECT_EQ(lowalloc_count_, static_cast<std::size_t>(n))                             \
-        << "heap allocations made by: " #__VA_ARGS__;                                   \
+#define LOWALLOC_EXPECT_ALLOCATIONS(n, ...)                         \
+  do {                                                              \
+    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__) \
+    EXPECT_EQ(lowalloc_count_, static_cast<std::size_t>(n))         \
+        << "heap allocations made by: " #__VA_ARGS__;               \
   } while (false)
 
 /// ASSERT that the statement makes exactly `n` heap allocations on this thread.
-#define LOWALLOC_ASSERT_ALLOCATIONS(n, ...)                                             \
-  do {                                                                                  \
-    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__)                     \
-    ASSERT_EQ(lowalloc_count_, static_cast<std::size_t>(n))                             \
-        << "heap allocations made by: " #__VA_ARGS__;                                   \
+#define LOWALLOC_ASSERT_ALLOCATIONS(n, ...)                         \
+  do {                                                              \
+    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__) \
+    ASSERT_EQ(lowalloc_count_, static_cast<std::size_t>(n))         \
+        << "heap allocations made by: " #__VA_ARGS__;               \
   } while (false)
 
 /// EXPECT that the statement makes at most `n` heap allocations on this thread.
-#define LOWALLOC_EXPECT_AT_MOST_ALLOCATIONS(n, ...)                                     \
-  do {                                                                                  \
-    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__)                     \
-    EXPECT_LE(lowalloc_count_, static_cast<std::size_t>(n))                             \
-        << "heap allocations made by: " #__VA_ARGS__;                                   \
+#define LOWALLOC_EXPECT_AT_MOST_ALLOCATIONS(n, ...)                 \
+  do {                                                              \
+    LOWALLOC_DETAIL_COUNT_ALLOCATIONS(lowalloc_count_, __VA_ARGS__) \
+    EXPECT_LE(lowalloc_count_, static_cast<std::size_t>(n))         \
+        << "heap allocations made by: " #__VA_ARGS__;               \
   } while (false)
 
 /// EXPECT that the statement makes no heap allocation on this thread.

@@ -2,6 +2,7 @@
 // sanitizer, the malloc family. Every replacement counts into thread-local integers and forwards
 // to the C library's own allocator, so nothing here allocates, locks or recurses.
 #include <lowalloc/alloc_count.hpp>
+#include <lowalloc/detail/config.hpp>
 
 #include <cerrno>
 #include <cstdint>
@@ -12,23 +13,10 @@
 #include <malloc.h>
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer) || __has_feature(hwaddress_sanitizer)
-#define LOWALLOC_DETAIL_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
-    defined(__SANITIZE_HWADDRESS__)
-#ifndef LOWALLOC_DETAIL_SANITIZED
-#define LOWALLOC_DETAIL_SANITIZED 1
-#endif
-#endif
-
 // The malloc family can be replaced safely only on glibc (which supports it and exports its own
 // allocator as __libc_*), and never under a sanitizer, which owns malloc itself.
 #ifndef LOWALLOC_COUNT_MALLOC
-#if defined(__GLIBC__) && !defined(LOWALLOC_DETAIL_SANITIZED)
+#if defined(__GLIBC__) && !LOWALLOC_SANITIZER_OWNS_MALLOC
 #define LOWALLOC_COUNT_MALLOC 1
 #else
 #define LOWALLOC_COUNT_MALLOC 0
@@ -198,8 +186,10 @@ void* realloc(void* p, std::size_t n) noexcept {
   if (p == nullptr) {
     if (q != nullptr) count_allocation(n);
   } else if (n == 0) {
-    if (q == nullptr) count_deallocation();
-    else count_allocation(0), count_deallocation();
+    if (q == nullptr)
+      count_deallocation();
+    else
+      count_allocation(0), count_deallocation();
   } else if (q != nullptr) {
     count_allocation(n);
     count_deallocation();

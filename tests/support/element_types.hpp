@@ -58,10 +58,10 @@ inline void maybe_throw() {
 class counted {
  public:
   counted() : value_(0) { ++counts().constructions, ++counts().default_constructions; }
-  counted(int v) : value_(v) { ++counts().constructions, ++counts().value_constructions; }  // NOLINT
-  counted(const counted& o) : value_(o.checked()) {
-    ++counts().constructions, ++counts().copies;
-  }
+  counted(int v) : value_(v) {
+    ++counts().constructions, ++counts().value_constructions;
+  }  // NOLINT
+  counted(const counted& o) : value_(o.checked()) { ++counts().constructions, ++counts().copies; }
   counted(counted&& o) noexcept : value_(o.checked()) {
     o.value_ = -1;
     ++counts().constructions, ++counts().moves;

@@ -61,6 +61,22 @@
 #endif
 #endif
 
+// A sanitizer that replaces malloc itself (ASan, TSan, MSan, HWASan): lowalloc then never calls
+// or replaces the C allocator behind the allocator's back.
+#ifndef LOWALLOC_SANITIZER_OWNS_MALLOC
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_HWADDRESS__)
+#define LOWALLOC_SANITIZER_OWNS_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer) || __has_feature(hwaddress_sanitizer)
+#define LOWALLOC_SANITIZER_OWNS_MALLOC 1
+#endif
+#endif
+#ifndef LOWALLOC_SANITIZER_OWNS_MALLOC
+#define LOWALLOC_SANITIZER_OWNS_MALLOC 0
+#endif
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWALLOC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LOWALLOC_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -87,8 +103,9 @@ namespace detail {
 }  // namespace lowalloc
 
 #if LOWALLOC_ASSERTIONS
-#define LOWALLOC_ASSERT(cond) \
-  (LOWALLOC_LIKELY(cond) ? void(0) : ::lowalloc::detail::assertion_failed(#cond, __FILE__, __LINE__))
+#define LOWALLOC_ASSERT(cond)      \
+  (LOWALLOC_LIKELY(cond) ? void(0) \
+                         : ::lowalloc::detail::assertion_failed(#cond, __FILE__, __LINE__))
 #else
 #define LOWALLOC_ASSERT(cond) void(0)
 #endif
@@ -100,7 +117,8 @@ namespace detail {
 #define LOWALLOC_CATCH_ALL catch (...)
 #define LOWALLOC_RETHROW throw
 #else
-#define LOWALLOC_THROW(ex) ::lowalloc::detail::assertion_failed("exception: " #ex, __FILE__, __LINE__)
+#define LOWALLOC_THROW(ex) \
+  ::lowalloc::detail::assertion_failed("exception: " #ex, __FILE__, __LINE__)
 #define LOWALLOC_TRY if (true)
 #define LOWALLOC_CATCH_ALL else
 #define LOWALLOC_RETHROW void(0)

@@ -1,0 +1,87 @@
+// lowalloc/detail/relocate.hpp — relocation of elements between buffers. Internal, except for the
+// public opt-in trait `lowalloc::is_trivially_relocatable`.
+#ifndef LOWALLOC_DETAIL_RELOCATE_HPP
+#define LOWALLOC_DETAIL_RELOCATE_HPP
+
+#include <lowalloc/detail/config.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <memory_resource>
+#include <type_traits>
+#include <utility>
+
+namespace lowalloc {
+
+/// True when moving a T to a new address and ending the old object's lifetime can be done with
+/// memcpy and no constructor or destructor call. Trivially copyable types are; specialise it for
+/// your own types that are too (most types that own a heap pointer, such as a unique_ptr-like
+/// handle), and lowalloc's containers grow and move them with memcpy:
+///
+///   template <> struct lowalloc::is_trivially_relocatable<my_handle> : std::true_type {};
+///
+/// Relocation only ever replaces a move followed by a destruction, never a copy.
+template <class T>
+struct is_trivially_relocatable : std::is_trivially_copyable<T> {};
+
+/// is_trivially_relocatable<T>::value.
+template <class T>
+inline constexpr bool is_trivially_relocatable_v = is_trivially_relocatable<T>::value;
+
+namespace detail {
+
+template <class A, class T, class = void>
+struct has_custom_construct : std::false_type {};
+template <class A, class T>
+struct has_custom_construct<
+    A, T,
+    std::void_t<decltype(std::declval<A&>().construct(std::declval<T*>(), std::declval<T&&>()))>>
+    : std::true_type {};
+
+template <class A, class T, class = void>
+struct has_custom_destroy : std::false_type {};
+template <class A, class T>
+struct has_custom_destroy<A, T,
+                          std::void_t<decltype(std::declval<A&>().destroy(std::declval<T*>()))>>
+    : std::true_type {};
+
+template <class A>
+struct is_std_allocator : std::false_type {};
+template <class U>
+struct is_std_allocator<std::allocator<U>> : std::true_type {};
+
+template <class A>
+struct is_polymorphic_allocator : std::false_type {};
+template <class U>
+struct is_polymorphic_allocator<std::pmr::polymorphic_allocator<U>> : std::true_type {};
+
+// Whether an allocator's construct/destroy are plain placement new and destructor calls for T, so
+// that bytes may be copied in their place: std::allocator, polymorphic_allocator for types that
+// take no allocator, and allocators that define neither. (disjunction: the deprecated members of
+// std::allocator and polymorphic_allocator are never looked at.)
+template <class A, class T>
+inline constexpr bool allocator_constructs_plainly =
+    std::disjunction<is_std_allocator<A>, is_polymorphic_allocator<A>,
+                     std::conjunction<std::negation<has_custom_construct<A, T>>,
+                                      std::negation<has_custom_destroy<A, T>>>>::value &&
+    !std::conjunction<is_polymorphic_allocator<A>, std::uses_allocator<T, A>>::value;
+
+// Relocation through memcpy is allowed for T under allocator A.
+template <class A, class T>
+inline constexpr bool memcpy_relocatable =
+    is_trivially_relocatable_v<T>&& allocator_constructs_plainly<A, T>;
+
+// Copy construction through memcpy is allowed for T under allocator A.
+template <class A, class T>
+inline constexpr bool memcpy_copyable =
+    std::is_trivially_copyable_v<T>&& allocator_constructs_plainly<A, T>;
+
+inline void copy_bytes(void* dst, const void* src, std::size_t bytes) noexcept {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
+
+}  // namespace detail
+}  // namespace lowalloc
+
+#endif  // LOWALLOC_DETAIL_RELOCATE_HPP

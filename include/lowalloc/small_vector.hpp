@@ -1,0 +1,1320 @@
+// lowalloc/small_vector.hpp — a std::vector that keeps its first N elements inline.
+//
+// `lowalloc::small_vector<T, N, Allocator>` has the complete interface of C++20's std::vector and
+// stores up to N elements inside the object itself: it never allocates while size() <= N, and
+// switches to a heap buffer from its allocator when it grows past N. It replaces std::vector
+// where most vectors are small (the arguments of a call, the children of a node, the tokens of a
+// line), and LLVM's SmallVector, absl::InlinedVector or boost::container::small_vector where you
+// have them.
+//
+//   lowalloc::small_vector<int, 8> v = {1, 2, 3};   // inline: no allocation
+//   v.push_back(4);                                   // still inline
+//   sum(v);                                           // takes small_vector_base<int>&: any N
+//
+// Layout: one 8-byte word holds the size, N and an is-on-heap bit; it is followed by a union of
+// the inline elements and the heap pointer and capacity, so sizeof(small_vector<int, 8>) == 40
+// (absl and folly: 40, LLVM: 48, boost: 56). The allocator takes no space when it is empty.
+//
+// Every algorithm that does not depend on N lives in `small_vector_base<T, Allocator>`, which
+// functions take by reference to accept vectors of any N, and whose growth paths are out of line,
+// so code size does not multiply with N.
+//
+// Differences from std::vector, all documented on the members below:
+//  - Moving an inline vector moves its elements one by one (a heap vector hands over its buffer);
+//    a moved-from small_vector is empty. swap of inline vectors swaps elements.
+//  - Iterators, pointers and references are also invalidated by a move or swap of an inline
+//    vector, and by shrink_to_fit returning the elements to the inline storage.
+//  - size() is limited to 2^39 - 1 elements and N to 2^24 - 1 (see max_size()).
+//  - Types marked `lowalloc::is_trivially_relocatable` (all trivially copyable types) are grown
+//    and moved with memcpy; with std::allocator, trivially copyable ones grow with realloc (their
+//    heap blocks then come from malloc, not operator new).
+//  - Aliasing is allowed everywhere std::vector allows it and also in insert(pos, first, last)
+//    and assign(first, last) with iterators into the vector itself.
+//  - The allocator's pointer type must be a raw pointer.
+#ifndef LOWALLOC_SMALL_VECTOR_HPP
+#define LOWALLOC_SMALL_VECTOR_HPP
+
+#include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/relocate.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#if LOWALLOC_HAS_THREE_WAY_COMPARISON
+#include <compare>
+#endif
+
+// Grow trivially relocatable elements with realloc when the allocator is std::allocator. Off under
+// sanitizers that own malloc, so that they (and lowalloc::alloc_count) see operator new.
+#ifndef LOWALLOC_SMALL_VECTOR_REALLOC
+#if LOWALLOC_SANITIZER_OWNS_MALLOC
+#define LOWALLOC_SMALL_VECTOR_REALLOC 0
+#else
+#define LOWALLOC_SMALL_VECTOR_REALLOC 1
+#endif
+#endif
+
+namespace lowalloc {
+
+template <class T, class Allocator = std::allocator<T>>
+class small_vector_base;
+template <class T, std::size_t N, class Allocator = std::allocator<T>>
+class small_vector;
+
+namespace detail {
+
+template <class It>
+using iterator_category_t = typename std::iterator_traits<It>::iterator_category;
+
+template <class It, class = void>
+struct is_input_iterator : std::false_type {};
+template <class It>
+struct is_input_iterator<It, std::void_t<iterator_category_t<It>>>
+    : std::is_convertible<iterator_category_t<It>, std::input_iterator_tag> {};
+
+template <class It>
+inline constexpr bool is_forward_iterator_v =
+    std::is_convertible_v<iterator_category_t<It>, std::forward_iterator_tag>;
+
+// Holds the allocator; empty allocators take no space (empty base optimisation).
+template <class A, bool = std::is_empty_v<A> && !std::is_final_v<A>>
+class allocator_holder : private A {
+ protected:
+  allocator_holder() = default;
+  explicit allocator_holder(const A& a) noexcept : A(a) {}
+  A& alloc() noexcept { return *this; }
+  const A& alloc() const noexcept { return *this; }
+};
+template <class A>
+class allocator_holder<A, false> {
+ protected:
+  allocator_holder() = default;
+  explicit allocator_holder(const A& a) noexcept : a_(a) {}
+  A& alloc() noexcept { return a_; }
+  const A& alloc() const noexcept { return a_; }
+
+ private:
+  A a_;
+};
+
+// Extra inline bytes that do not fit in the base's union; nothing when the union suffices.
+template <std::size_t Bytes>
+struct small_vector_tail {
+  unsigned char bytes_[Bytes];
+};
+template <>
+struct small_vector_tail<0> {};
+
+[[noreturn]] inline void throw_length_error(const char* what) {
+  LOWALLOC_THROW(std::length_error(what));
+}
+[[noreturn]] inline void throw_out_of_range(const char* what) {
+  LOWALLOC_THROW(std::out_of_range(what));
+}
+[[noreturn]] inline void throw_bad_alloc() { LOWALLOC_THROW(std::bad_alloc()); }
+
+}  // namespace detail
+
+/// The part of every small_vector<T, N, Allocator> that does not depend on N: the whole vector
+/// interface. Take it by reference to accept small vectors of any inline capacity:
+///
+///   void collect(lowalloc::small_vector_base<int>& out);
+///
+/// It cannot be constructed or destroyed on its own; assignment and swap through it work.
+template <class T, class Allocator>
+class small_vector_base : private detail::allocator_holder<Allocator> {
+  using holder = detail::allocator_holder<Allocator>;
+  using traits = std::allocator_traits<Allocator>;
+
+ public:
+  using value_type = T;
+  using allocator_type = Allocator;
+  using size_type = std::size_t;
+  using difference_type = std::ptrdiff_t;
+  using reference = T&;
+  using const_reference = const T&;
+  using pointer = T*;
+  using const_pointer = const T*;
+  using iterator = T*;
+  using const_iterator = const T*;
+  using reverse_iterator = std::reverse_iterator<iterator>;
+  using const_reverse_iterator = std::reverse_iterator<const_iterator>;
+
+  static_assert(std::is_same_v<typename traits::value_type, T>,
+                "small_vector: Allocator::value_type must be T");
+  static_assert(std::is_same_v<typename traits::pointer, T*>,
+                "small_vector: the allocator's pointer type must be T* (no fancy pointers)");
+  static_assert(!std::is_const_v<T> && !std::is_reference_v<T> && std::is_object_v<T>,
+                "small_vector: T must be a non-const object type");
+
+  // ---- assignment ------------------------------------------------------------------------------
+
+  /// Copy assignment; propagates the allocator when propagate_on_container_copy_assignment.
+  small_vector_base& operator=(const small_vector_base& other) {
+    if (this == &other) return *this;
+    if constexpr (traits::propagate_on_container_copy_assignment::value) {
+      if (!traits::is_always_equal::value && this->alloc() != other.alloc()) {
+        release_storage();
+      }
+      this->alloc() = other.alloc();
+    }
+    assign(other.begin(), other.end());
+    return *this;
+  }
+
+  /// Move assignment. A heap `other` hands over its buffer when the allocators allow it; an inline
+  /// one moves its elements. `other` is left empty.
+  small_vector_base& operator=(small_vector_base&& other) noexcept(
+      (traits::propagate_on_container_move_assignment::value || traits::is_always_equal::value) &&
+      std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>) {
+    if (this == &other) return *this;
+    move_assign_from(other);
+    return *this;
+  }
+
+  /// Replaces the contents with `il`.
+  small_vector_base& operator=(std::initializer_list<T> il) {
+    assign(il.begin(), il.end());
+    return *this;
+  }
+
+  /// Replaces the contents with `count` copies of `value` (which may be an element).
+  void assign(size_type count, const T& value) {
+    if (count > capacity()) {
+      // Build the new buffer first: `value` may live in the old one.
+      const size_type cap = checked_capacity(count);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct_fill(buf, count, value); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      replace_storage(buf, cap, count);
+      return;
+    }
+    const size_type n = size();
+    T* d = data();
+    std::fill_n(d, std::min(n, count), value);
+    if (count > n) {
+      construct_fill(d + n, count - n, value);
+    } else {
+      destroy_range(d + count, d + n);
+    }
+    set_size(count);
+  }
+
+  /// Replaces the contents with [first, last), which may lie inside this vector.
+  template <class InputIt, std::enable_if_t<detail::is_input_iterator<InputIt>::value, int> = 0>
+  void assign(InputIt first, InputIt last) {
+    if constexpr (detail::is_forward_iterator_v<InputIt>) {
+      const size_type count = distance_checked(first, last);
+      if (count > capacity()) {
+        const size_type cap = checked_capacity(count);
+        T* buf = allocate(cap);
+        LOWALLOC_TRY { construct_copy(buf, first, last); }
+        LOWALLOC_CATCH_ALL {
+          deallocate(buf, cap);
+          LOWALLOC_RETHROW;
+        }
+        replace_storage(buf, cap, count);
+        return;
+      }
+      // Assigning forwards is safe when [first, last) lies inside the vector at or after begin().
+      const size_type n = size();
+      T* d = data();
+      if (count <= n) {
+        T* new_end = std::copy(first, last, d);
+        destroy_range(new_end, d + n);
+      } else {
+        InputIt mid = std::next(first, static_cast<difference_type>(n));
+        std::copy(first, mid, d);
+        construct_copy(d + n, mid, last);
+      }
+      set_size(count);
+    } else {
+      T* d = data();
+      T* e = d + size();
+      T* p = d;
+      for (; p != e && first != last; ++p, ++first) *p = *first;
+      if (p != e) {
+        erase(p, e);
+      } else {
+        for (; first != last; ++first) emplace_back(*first);
+      }
+    }
+  }
+
+  /// Replaces the contents with `il`.
+  void assign(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
+
+  /// Replaces the contents with the elements of `range` (C++23 assign_range).
+  template <class Range>
+  void assign_range(Range&& range) {
+    assign(std::begin(range), std::end(range));
+  }
+
+  /// A copy of the allocator.
+  allocator_type get_allocator() const noexcept { return this->alloc(); }
+
+  // ---- element access --------------------------------------------------------------------------
+
+  /// Element `pos`; throws std::out_of_range when pos >= size().
+  reference at(size_type pos) {
+    if (pos >= size()) detail::throw_out_of_range("small_vector::at: position out of range");
+    return data()[pos];
+  }
+  /// Element `pos`; throws std::out_of_range when pos >= size().
+  const_reference at(size_type pos) const {
+    if (pos >= size()) detail::throw_out_of_range("small_vector::at: position out of range");
+    return data()[pos];
+  }
+  /// Element `pos` (checked with LOWALLOC_ASSERTIONS).
+  reference operator[](size_type pos) noexcept {
+    LOWALLOC_ASSERT(pos < size());
+    return data()[pos];
+  }
+  /// Element `pos` (checked with LOWALLOC_ASSERTIONS).
+  const_reference operator[](size_type pos) const noexcept {
+    LOWALLOC_ASSERT(pos < size());
+    return data()[pos];
+  }
+  /// The first element (checked with LOWALLOC_ASSERTIONS).
+  reference front() noexcept {
+    LOWALLOC_ASSERT(!empty());
+    return data()[0];
+  }
+  /// The first element (checked with LOWALLOC_ASSERTIONS).
+  const_reference front() const noexcept {
+    LOWALLOC_ASSERT(!empty());
+    return data()[0];
+  }
+  /// The last element (checked with LOWALLOC_ASSERTIONS).
+  reference back() noexcept {
+    LOWALLOC_ASSERT(!empty());
+    return data()[size() - 1];
+  }
+  /// The last element (checked with LOWALLOC_ASSERTIONS).
+  const_reference back() const noexcept {
+    LOWALLOC_ASSERT(!empty());
+    return data()[size() - 1];
+  }
+  /// The elements, contiguous; never null (points at the inline storage when inline).
+  T* data() noexcept { return is_heap() ? heap_data() : inline_data(); }
+  /// The elements, contiguous; never null (points at the inline storage when inline).
+  const T* data() const noexcept { return is_heap() ? heap_data() : inline_data(); }
+
+  // ---- iterators -------------------------------------------------------------------------------
+
+  iterator begin() noexcept { return data(); }                     ///< First element.
+  const_iterator begin() const noexcept { return data(); }         ///< First element.
+  const_iterator cbegin() const noexcept { return data(); }        ///< First element.
+  iterator end() noexcept { return data() + size(); }              ///< Past the last element.
+  const_iterator end() const noexcept { return data() + size(); }  ///< Past the last element.
+  const_iterator cend() const noexcept { return end(); }           ///< Past the last element.
+  reverse_iterator rbegin() noexcept { return reverse_iterator(end()); }  ///< Reverse begin.
+  const_reverse_iterator rbegin() const noexcept {                        ///< Reverse begin.
+    return const_reverse_iterator(end());
+  }
+  const_reverse_iterator crbegin() const noexcept { return rbegin(); }    ///< Reverse begin.
+  reverse_iterator rend() noexcept { return reverse_iterator(begin()); }  ///< Reverse end.
+  const_reverse_iterator rend() const noexcept {                          ///< Reverse end.
+    return const_reverse_iterator(begin());
+  }
+  const_reverse_iterator crend() const noexcept { return rend(); }  ///< Reverse end.
+
+  // ---- capacity --------------------------------------------------------------------------------
+
+  /// True when there are no elements.
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// The number of elements.
+  size_type size() const noexcept { return static_cast<size_type>(meta_ >> size_shift); }
+  /// The largest size: 2^39 - 1, or less when the allocator or the address space says so.
+  size_type max_size() const noexcept {
+    constexpr size_type by_layout = static_cast<size_type>(max_meta_size);
+    constexpr size_type by_address =
+        static_cast<size_type>(std::numeric_limits<difference_type>::max()) / sizeof(T);
+    return std::min(
+        {by_layout, by_address, static_cast<size_type>(traits::max_size(this->alloc()))});
+  }
+  /// Makes room for `new_cap` elements; throws std::length_error past max_size(). Allocates
+  /// exactly `new_cap` elements when it has to grow. Strong guarantee.
+  void reserve(size_type new_cap) {
+    if (new_cap <= capacity()) return;
+    if (new_cap > max_size()) detail::throw_length_error("small_vector::reserve: too large");
+    reallocate(new_cap);
+  }
+  /// The number of elements that fit without allocating: N while inline.
+  size_type capacity() const noexcept { return is_heap() ? heap_capacity() : inline_capacity(); }
+  /// The inline capacity N of this vector.
+  size_type inline_capacity() const noexcept {
+    return static_cast<size_type>((meta_ >> 1) & inline_capacity_mask);
+  }
+  /// True when the elements live in a heap buffer rather than in the object.
+  bool is_inline() const noexcept { return !is_heap(); }
+  /// Releases unused capacity: returns to the inline storage when the elements fit there (no
+  /// allocation then), otherwise reallocates to exactly size(). Strong guarantee when T's move
+  /// constructor does not throw.
+  void shrink_to_fit() {
+    if (!is_heap()) return;
+    const size_type n = size();
+    if (n <= inline_capacity()) {
+      T* old = heap_data();
+      const size_type old_cap = heap_capacity();
+      if constexpr (detail::memcpy_relocatable<Allocator, T>) {
+        detail::copy_bytes(inline_data(), old, n * sizeof(T));
+      } else {
+        // The inline storage overlaps the heap pointer, which is saved in `old` above.
+        T* dst = inline_data();
+        size_type i = 0;
+        LOWALLOC_TRY {
+          for (; i < n; ++i) construct(dst + i, std::move_if_noexcept(old[i]));
+        }
+        LOWALLOC_CATCH_ALL {
+          destroy_range(dst, dst + i);
+          set_heap(old, old_cap);
+          LOWALLOC_RETHROW;
+        }
+        destroy_range(old, old + n);
+      }
+      deallocate(old, old_cap);
+      meta_ &= ~heap_bit;
+    } else if (n < heap_capacity()) {
+      reallocate(n);
+    }
+  }
+
+  // ---- modifiers -------------------------------------------------------------------------------
+
+  /// Destroys every element; keeps the capacity.
+  void clear() noexcept {
+    T* d = data();
+    destroy_range(d, d + size());
+    set_size(0);
+  }
+
+  /// Inserts a copy of `value` (which may be an element) before `pos`.
+  iterator insert(const_iterator pos, const T& value) { return insert_one(pos, value); }
+  /// Inserts `value` (which may be an element) before `pos`.
+  iterator insert(const_iterator pos, T&& value) { return insert_one(pos, std::move(value)); }
+  /// Inserts `count` copies of `value` (which may be an element) before `pos`.
+  iterator insert(const_iterator pos, size_type count, const T& value) {
+    const size_type idx = index_of(pos);
+    if (count == 0) return begin() + idx;
+    const size_type n = size();
+    if (count > capacity() - n) {
+      const size_type cap = grown_capacity(n, count);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct_fill(buf + idx, count, value); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      relocate_around(buf, cap, idx, count);
+      return buf + idx;
+    }
+    T* d = data();
+    const T* vp = std::addressof(value);
+    if (std::less<const T*>()(vp, d + n) && !std::less<const T*>()(vp, d + idx)) {
+      // `value` lies in the part that moves: copy it before it does.
+      T copy(value);
+      fill_insert(d, n, idx, count, copy);
+    } else {
+      fill_insert(d, n, idx, count, value);
+    }
+    return d + idx;
+  }
+  /// Inserts [first, last) before `pos`; the range may lie inside this vector.
+  template <class InputIt, std::enable_if_t<detail::is_input_iterator<InputIt>::value, int> = 0>
+  iterator insert(const_iterator pos, InputIt first, InputIt last) {
+    const size_type idx = index_of(pos);
+    const size_type n = size();
+    if constexpr (detail::is_forward_iterator_v<InputIt>) {
+      const size_type count = distance_checked(first, last);
+      if (count == 0) return begin() + idx;
+      if (count > capacity() - n) {
+        const size_type cap = grown_capacity(n, count);
+        T* buf = allocate(cap);
+        LOWALLOC_TRY { construct_copy(buf + idx, first, last); }
+        LOWALLOC_CATCH_ALL {
+          deallocate(buf, cap);
+          LOWALLOC_RETHROW;
+        }
+        relocate_around(buf, cap, idx, count);
+        return buf + idx;
+      }
+      // Copy the new elements behind the end (the source is read before anything moves), then
+      // rotate them into place.
+      T* d = data();
+      construct_copy(d + n, first, last);
+      set_size(n + count);
+      std::rotate(d + idx, d + n, d + n + count);
+      return d + idx;
+    } else {
+      for (; first != last; ++first) emplace_back(*first);
+      T* d = data();
+      std::rotate(d + idx, d + n, d + size());
+      return d + idx;
+    }
+  }
+  /// Inserts the elements of `il` before `pos`.
+  iterator insert(const_iterator pos, std::initializer_list<T> il) {
+    return insert(pos, il.begin(), il.end());
+  }
+  /// Inserts the elements of `range` before `pos` (C++23 insert_range).
+  template <class Range>
+  iterator insert_range(const_iterator pos, Range&& range) {
+    return insert(pos, std::begin(range), std::end(range));
+  }
+  /// Constructs an element from `args` before `pos` (the arguments may refer to elements).
+  template <class... Args>
+  iterator emplace(const_iterator pos, Args&&... args) {
+    const size_type idx = index_of(pos);
+    if (idx == size()) {
+      emplace_back(std::forward<Args>(args)...);
+      return begin() + idx;
+    }
+    T tmp(std::forward<Args>(args)...);
+    return insert_one(pos, std::move(tmp));
+  }
+
+  /// Removes the element at `pos`; returns the iterator that follows it.
+  iterator erase(const_iterator pos) {
+    LOWALLOC_ASSERT(pos >= begin() && pos < end());
+    T* p = const_cast<T*>(pos);
+    T* e = end();
+    std::move(p + 1, e, p);
+    destroy_at(e - 1);
+    set_size(size() - 1);
+    return p;
+  }
+  /// Removes [first, last); returns the iterator that follows them.
+  iterator erase(const_iterator first, const_iterator last) {
+    LOWALLOC_ASSERT(first >= begin() && first <= last && last <= end());
+    T* f = const_cast<T*>(first);
+    T* l = const_cast<T*>(last);
+    if (f != l) {
+      T* e = end();
+      T* new_end = std::move(l, e, f);
+      destroy_range(new_end, e);
+      set_size(size() - static_cast<size_type>(l - f));
+    }
+    return f;
+  }
+
+  /// Appends a copy of `value` (which may be an element). Strong guarantee.
+  void push_back(const T& value) { emplace_back(value); }
+  /// Appends `value` (which may be an element). Strong guarantee.
+  void push_back(T&& value) { emplace_back(std::move(value)); }
+
+  /// Constructs an element at the end from `args` (which may refer to elements). Allocates only
+  /// when size() == capacity(); strong guarantee.
+  template <class... Args>
+  reference emplace_back(Args&&... args) {
+    const std::uint64_t m = meta_;
+    const size_type n = static_cast<size_type>(m >> size_shift);
+    T* d;
+    size_type cap;
+    if (m & heap_bit) {
+      d = heap_data();
+      cap = heap_capacity();
+    } else {
+      d = inline_data();
+      cap = static_cast<size_type>((m >> 1) & inline_capacity_mask);
+    }
+    if (LOWALLOC_LIKELY(n < cap)) {
+      construct(d + n, std::forward<Args>(args)...);
+      meta_ = m + size_one;
+      return d[n];
+    }
+    return grow_and_emplace_back(std::forward<Args>(args)...);
+  }
+
+  /// Appends the elements of `range` (C++23 append_range).
+  template <class Range>
+  void append_range(Range&& range) {
+    insert(end(), std::begin(range), std::end(range));
+  }
+  /// Appends [first, last) (LLVM's append).
+  template <class InputIt, std::enable_if_t<detail::is_input_iterator<InputIt>::value, int> = 0>
+  void append(InputIt first, InputIt last) {
+    insert(end(), first, last);
+  }
+
+  /// Removes the last element (checked with LOWALLOC_ASSERTIONS).
+  void pop_back() noexcept {
+    LOWALLOC_ASSERT(!empty());
+    destroy_at(data() + size() - 1);
+    meta_ -= size_one;
+  }
+
+  /// Resizes to `count` elements, value-initialising new ones.
+  void resize(size_type count) { resize_impl(count); }
+  /// Resizes to `count` elements, copying `value` (which may be an element) into new ones.
+  void resize(size_type count, const T& value) { resize_impl(count, value); }
+
+  /// Exchanges the contents. Two heap vectors exchange buffers; otherwise elements are swapped
+  /// and moved, and one side may have to allocate when the other has more elements than its
+  /// inline capacity. Allocators are swapped when propagate_on_container_swap, and must be equal
+  /// otherwise (as for std::vector). Not noexcept, unlike std::vector's: it may allocate.
+  void swap(small_vector_base& other) {
+    if (this == &other) return;
+    if constexpr (traits::propagate_on_container_swap::value) {
+      using std::swap;
+      swap(this->alloc(), other.alloc());
+    }
+    if (is_heap() && other.is_heap()) {
+      std::swap(heap_, other.heap_);
+      swap_sizes(other);
+      return;
+    }
+    if constexpr (std::is_nothrow_move_constructible_v<T>) {
+      // One heap, one inline: hand the buffer over and move the inline elements into the storage
+      // the buffer leaves, when they fit there. No allocation.
+      small_vector_base* heap_side = is_heap() ? this : other.is_heap() ? &other : nullptr;
+      if (heap_side != nullptr) {
+        small_vector_base& inl = heap_side == this ? other : *this;
+        if (inl.size() <= heap_side->inline_capacity()) {
+          const heap_rep rep = heap_side->heap_;
+          T* src = inl.inline_data();
+          T* dst = heap_side->inline_data();
+          const size_type n = inl.size();
+          heap_side->relocate_nothrow(src, n, dst);
+          heap_side->meta_ &= ~heap_bit;
+          inl.heap_ = rep;
+          inl.meta_ |= heap_bit;
+          swap_sizes(other);
+          return;
+        }
+      }
+    }
+    small_vector_base& smaller = size() < other.size() ? *this : other;
+    small_vector_base& larger = size() < other.size() ? other : *this;
+    smaller.reserve(larger.size());
+    const size_type ns = smaller.size();
+    const size_type nl = larger.size();
+    T* ds = smaller.data();
+    T* dl = larger.data();
+    std::swap_ranges(ds, ds + ns, dl);
+    smaller.construct_move(ds + ns, dl + ns, nl - ns);
+    destroy_range(dl + ns, dl + nl);
+    smaller.set_size(nl);
+    larger.set_size(ns);
+  }
+
+  /// Exchanges the contents of two vectors (see the member swap).
+  friend void swap(small_vector_base& a, small_vector_base& b) { a.swap(b); }
+
+ protected:
+  explicit small_vector_base(size_type inline_cap) noexcept(
+      std::is_nothrow_default_constructible_v<Allocator>)
+      : holder(), meta_(static_cast<std::uint64_t>(inline_cap) << 1), heap_{nullptr, 0} {}
+  small_vector_base(size_type inline_cap, const Allocator& a) noexcept
+      : holder(a), meta_(static_cast<std::uint64_t>(inline_cap) << 1), heap_{nullptr, 0} {}
+  small_vector_base(const small_vector_base&) = delete;
+  ~small_vector_base() = default;
+
+  // Construction helpers for small_vector's constructors (the object is empty and inline).
+  void init_fill(size_type count, const T& value) {
+    if (count > inline_capacity()) {
+      const size_type cap = checked_capacity(count);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct_fill(buf, count, value); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      set_heap(buf, cap);
+    } else {
+      construct_fill(inline_data(), count, value);
+    }
+    set_size(count);
+  }
+  void init_value(size_type count) {
+    if (count > inline_capacity()) {
+      const size_type cap = checked_capacity(count);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct_value(buf, count); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      set_heap(buf, cap);
+    } else {
+      construct_value(inline_data(), count);
+    }
+    set_size(count);
+  }
+  template <class InputIt>
+  void init_range(InputIt first, InputIt last) {
+    if constexpr (detail::is_forward_iterator_v<InputIt>) {
+      const size_type count = distance_checked(first, last);
+      if (count > inline_capacity()) {
+        const size_type cap = checked_capacity(count);
+        T* buf = allocate(cap);
+        LOWALLOC_TRY { construct_copy(buf, first, last); }
+        LOWALLOC_CATCH_ALL {
+          deallocate(buf, cap);
+          LOWALLOC_RETHROW;
+        }
+        set_heap(buf, cap);
+      } else {
+        construct_copy(inline_data(), first, last);
+      }
+      set_size(count);
+    } else {
+      LOWALLOC_TRY {
+        for (; first != last; ++first) emplace_back(*first);
+      }
+      LOWALLOC_CATCH_ALL {
+        destroy_and_deallocate();
+        LOWALLOC_RETHROW;
+      }
+    }
+  }
+  // Takes other's elements: its heap buffer when the allocators allow it, otherwise element by
+  // element. `other` is left empty.
+  void init_move(small_vector_base& other) {
+    if (other.is_heap() && (traits::is_always_equal::value || this->alloc() == other.alloc())) {
+      set_heap(other.heap_data(), other.heap_capacity());
+      set_size(other.size());
+      other.meta_ &= low_mask & ~heap_bit;
+      return;
+    }
+    const size_type n = other.size();
+    T* src = other.data();
+    if (n > inline_capacity()) {
+      const size_type cap = checked_capacity(n);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct_move(buf, src, n); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      set_heap(buf, cap);
+    } else {
+      construct_move(inline_data(), src, n);
+    }
+    set_size(n);
+    other.clear();
+  }
+  void destroy_and_deallocate() noexcept {
+    T* d = data();
+    destroy_range(d, d + size());
+    if (is_heap()) deallocate(heap_data(), heap_capacity());
+  }
+
+ private:
+  template <class, std::size_t, class>
+  friend class small_vector;
+
+  // meta_: bit 0 is-on-heap, bits 1..24 the inline capacity N, bits 25..63 the size.
+  static constexpr std::uint64_t heap_bit = 1;
+  static constexpr unsigned size_shift = 25;
+  static constexpr std::uint64_t size_one = std::uint64_t(1) << size_shift;
+  static constexpr std::uint64_t low_mask = size_one - 1;
+  static constexpr std::uint64_t inline_capacity_mask = (std::uint64_t(1) << 24) - 1;
+  static constexpr std::uint64_t max_meta_size = (std::uint64_t(1) << (64 - size_shift)) - 1;
+
+  // With std::allocator, trivially copyable elements live in malloc'ed blocks so that they can
+  // grow with realloc. (std::allocator is stateless: nothing can observe the difference but a
+  // replaced operator new.) Types that are only marked relocatable grow by malloc + memcpy: the
+  // realloc path copies the new element first, which for them would be an extra move.
+  static constexpr bool use_malloc =
+      LOWALLOC_SMALL_VECTOR_REALLOC && detail::is_std_allocator<Allocator>::value &&
+      std::is_trivially_copyable_v<T> && alignof(T) <= alignof(std::max_align_t);
+
+  struct heap_rep {
+    T* data;
+    size_type capacity;
+  };
+  static constexpr std::size_t head_align = alignof(T) > alignof(heap_rep) ? alignof(T)
+                                                                           : alignof(heap_rep);
+
+ protected:
+  // The union of heap pointer + capacity and the first inline bytes; the derived small_vector
+  // continues the inline storage right behind it.
+  static constexpr std::size_t head_size =
+      (sizeof(heap_rep) + head_align - 1) / head_align * head_align;
+
+ private:
+  std::uint64_t meta_;
+  union alignas(head_align) {
+    heap_rep heap_;
+    unsigned char raw_[head_size];
+  };
+
+  bool is_heap() const noexcept { return (meta_ & heap_bit) != 0; }
+  T* heap_data() const noexcept { return heap_.data; }
+  size_type heap_capacity() const noexcept { return heap_.capacity; }
+  // The inline elements continue past raw_ into the derived object, whose N the base does not
+  // know. GCC's -Warray-bounds would flag paths it cannot prove dead (more than N elements inline)
+  // in the user's code; hiding the pointer's origin from it costs one register move.
+  T* inline_data() noexcept {
+    T* p = reinterpret_cast<T*>(raw_);
+#if defined(__GNUC__) && !defined(__clang__)
+    asm("" : "+r"(p));
+#endif
+    return p;
+  }
+  const T* inline_data() const noexcept {
+    return const_cast<small_vector_base*>(this)->inline_data();
+  }
+  void set_size(size_type n) noexcept {
+    meta_ = (meta_ & low_mask) | (static_cast<std::uint64_t>(n) << size_shift);
+  }
+  void set_heap(T* d, size_type cap) noexcept {
+    heap_.data = d;
+    heap_.capacity = cap;
+    meta_ |= heap_bit;
+  }
+  void swap_sizes(small_vector_base& other) noexcept {
+    const std::uint64_t mine = meta_ & ~low_mask;
+    meta_ = (meta_ & low_mask) | (other.meta_ & ~low_mask);
+    other.meta_ = (other.meta_ & low_mask) | mine;
+  }
+
+  // ---- allocation ------------------------------------------------------------------------------
+  T* allocate(size_type n) {
+    if constexpr (use_malloc) {
+      void* p = std::malloc(n * sizeof(T));
+      if (p == nullptr) detail::throw_bad_alloc();
+      return static_cast<T*>(p);
+    } else {
+      return traits::allocate(this->alloc(), n);
+    }
+  }
+  void deallocate(T* p, size_type n) noexcept {
+    if constexpr (use_malloc) {
+      (void)n;
+      std::free(p);
+    } else {
+      traits::deallocate(this->alloc(), p, n);
+    }
+  }
+  // Frees everything and returns to an empty inline vector (for allocator propagation).
+  void release_storage() noexcept {
+    destroy_and_deallocate();
+    meta_ &= low_mask & ~heap_bit;
+  }
+  // Adopts a freshly built buffer holding `count` elements, dropping the old contents.
+  void replace_storage(T* buf, size_type cap, size_type count) noexcept {
+    destroy_and_deallocate();
+    set_heap(buf, cap);
+    set_size(count);
+  }
+
+  size_type checked_capacity(size_type n) const {
+    if (n > max_size()) detail::throw_length_error("small_vector: size exceeds max_size()");
+    return n;
+  }
+  // The capacity to grow to for `n + extra` elements: geometric (x2), at least what is needed.
+  size_type grown_capacity(size_type n, size_type extra) const {
+    const size_type ms = max_size();
+    if (extra > ms - n) detail::throw_length_error("small_vector: size exceeds max_size()");
+    const size_type needed = n + extra;
+    const size_type cap = capacity();
+    if (cap > ms / 2) return ms;
+    return std::max(cap * 2, needed);
+  }
+  template <class It>
+  size_type distance_checked(It first, It last) const {
+    const auto d = std::distance(first, last);
+    LOWALLOC_ASSERT(d >= 0);
+    const auto n = static_cast<size_type>(d);
+    return n;
+  }
+  size_type index_of(const_iterator pos) const noexcept {
+    LOWALLOC_ASSERT(pos >= begin() && pos <= end());
+    return static_cast<size_type>(pos - begin());
+  }
+
+  // ---- element construction --------------------------------------------------------------------
+  template <class... Args>
+  void construct(T* p, Args&&... args) {
+    traits::construct(this->alloc(), p, std::forward<Args>(args)...);
+  }
+  void destroy_at(T* p) noexcept { traits::destroy(this->alloc(), p); }
+  void destroy_range(T* first, T* last) noexcept {
+    if constexpr (!std::is_trivially_destructible_v<T> ||
+                  !detail::allocator_constructs_plainly<Allocator, T>) {
+      for (; first != last; ++first) destroy_at(first);
+    } else {
+      (void)first, (void)last;
+    }
+  }
+  void construct_fill(T* d, size_type count, const T& value) {
+    size_type i = 0;
+    LOWALLOC_TRY {
+      for (; i < count; ++i) construct(d + i, value);
+    }
+    LOWALLOC_CATCH_ALL {
+      destroy_range(d, d + i);
+      LOWALLOC_RETHROW;
+    }
+  }
+  void construct_value(T* d, size_type count) {
+    if constexpr (std::is_trivially_default_constructible_v<T> &&
+                  detail::allocator_constructs_plainly<Allocator, T>) {
+      if (count != 0) std::memset(static_cast<void*>(d), 0, count * sizeof(T));
+    } else {
+      size_type i = 0;
+      LOWALLOC_TRY {
+        for (; i < count; ++i) construct(d + i);
+      }
+      LOWALLOC_CATCH_ALL {
+        destroy_range(d, d + i);
+        LOWALLOC_RETHROW;
+      }
+    }
+  }
+  template <class It>
+  void construct_copy(T* d, It first, It last) {
+    if constexpr (std::is_pointer_v<It> && detail::memcpy_copyable<Allocator, T> &&
+                  std::is_same_v<std::remove_cv_t<std::remove_pointer_t<It>>, T>) {
+      detail::copy_bytes(d, first, static_cast<size_type>(last - first) * sizeof(T));
+    } else {
+      T* p = d;
+      LOWALLOC_TRY {
+        for (; first != last; ++first, ++p) construct(p, *first);
+      }
+      LOWALLOC_CATCH_ALL {
+        destroy_range(d, p);
+        LOWALLOC_RETHROW;
+      }
+    }
+  }
+  void construct_move(T* d, T* src, size_type count) {
+    if constexpr (detail::memcpy_copyable<Allocator, T>) {
+      detail::copy_bytes(d, src, count * sizeof(T));
+    } else {
+      size_type i = 0;
+      LOWALLOC_TRY {
+        for (; i < count; ++i) construct(d + i, std::move(src[i]));
+      }
+      LOWALLOC_CATCH_ALL {
+        destroy_range(d, d + i);
+        LOWALLOC_RETHROW;
+      }
+    }
+  }
+  // Moves `count` elements from src to dst and ends the sources; only for nothrow moves.
+  void relocate_nothrow(T* src, size_type count, T* dst) noexcept {
+    if constexpr (detail::memcpy_relocatable<Allocator, T>) {
+      detail::copy_bytes(dst, src, count * sizeof(T));
+    } else {
+      for (size_type i = 0; i < count; ++i) {
+        construct(dst + i, std::move(src[i]));
+        destroy_at(src + i);
+      }
+    }
+  }
+  // Moves (or copies, when T's move may throw and T is copyable) `count` elements to `dst`. On an
+  // exception the sources are intact and nothing is left constructed at dst.
+  void transfer(T* src, size_type count, T* dst) {
+    if constexpr (detail::memcpy_relocatable<Allocator, T>) {
+      detail::copy_bytes(dst, src, count * sizeof(T));
+    } else {
+      size_type i = 0;
+      LOWALLOC_TRY {
+        for (; i < count; ++i) construct(dst + i, std::move_if_noexcept(src[i]));
+      }
+      LOWALLOC_CATCH_ALL {
+        destroy_range(dst, dst + i);
+        LOWALLOC_RETHROW;
+      }
+    }
+  }
+  // Ends the elements that transfer() left behind.
+  void end_transferred(T* src, size_type count) noexcept {
+    if constexpr (!detail::memcpy_relocatable<Allocator, T>) destroy_range(src, src + count);
+  }
+
+  // ---- growth (out of line) --------------------------------------------------------------------
+
+  // Moves the elements into a new buffer of `new_cap` (>= size()).
+  LOWALLOC_NOINLINE void reallocate(size_type new_cap) {
+    const size_type n = size();
+    if constexpr (use_malloc) {
+      if (is_heap()) {
+        void* p = std::realloc(static_cast<void*>(heap_data()), new_cap * sizeof(T));
+        if (p == nullptr) detail::throw_bad_alloc();
+        set_heap(static_cast<T*>(p), new_cap);
+        return;
+      }
+    }
+    T* buf = allocate(new_cap);
+    T* old = data();
+    LOWALLOC_TRY { transfer(old, n, buf); }
+    LOWALLOC_CATCH_ALL {
+      deallocate(buf, new_cap);
+      LOWALLOC_RETHROW;
+    }
+    end_transferred(old, n);
+    if (is_heap()) deallocate(old, heap_capacity());
+    set_heap(buf, new_cap);
+  }
+
+  template <class... Args>
+  LOWALLOC_NOINLINE reference grow_and_emplace_back(Args&&... args) {
+    const size_type n = size();
+    const size_type cap = grown_capacity(n, 1);
+    if constexpr (use_malloc) {
+      if (is_heap()) {
+        // realloc may free the old block, where the arguments may live: build the element first.
+        T tmp(std::forward<Args>(args)...);
+        reallocate(cap);
+        T* d = heap_data();
+        construct(d + n, std::move(tmp));
+        meta_ += size_one;
+        return d[n];
+      }
+    }
+    T* buf = allocate(cap);
+    LOWALLOC_TRY { construct(buf + n, std::forward<Args>(args)...); }
+    LOWALLOC_CATCH_ALL {
+      deallocate(buf, cap);
+      LOWALLOC_RETHROW;
+    }
+    T* old = data();
+    LOWALLOC_TRY { transfer(old, n, buf); }
+    LOWALLOC_CATCH_ALL {
+      destroy_at(buf + n);
+      deallocate(buf, cap);
+      LOWALLOC_RETHROW;
+    }
+    end_transferred(old, n);
+    if (is_heap()) deallocate(old, heap_capacity());
+    set_heap(buf, cap);
+    meta_ += size_one;
+    return buf[n];
+  }
+
+  // `buf` (capacity `cap`) already holds `count` new elements at [idx, idx + count): move the old
+  // elements around them, release the old storage and adopt `buf`. Strong guarantee.
+  LOWALLOC_NOINLINE void relocate_around(T* buf, size_type cap, size_type idx, size_type count) {
+    const size_type n = size();
+    T* old = data();
+    LOWALLOC_TRY { transfer(old, idx, buf); }
+    LOWALLOC_CATCH_ALL {
+      destroy_range(buf + idx, buf + idx + count);
+      deallocate(buf, cap);
+      LOWALLOC_RETHROW;
+    }
+    LOWALLOC_TRY { transfer(old + idx, n - idx, buf + idx + count); }
+    LOWALLOC_CATCH_ALL {
+      destroy_range(buf, buf + idx + count);
+      deallocate(buf, cap);
+      LOWALLOC_RETHROW;
+    }
+    end_transferred(old, n);
+    if (is_heap()) deallocate(old, heap_capacity());
+    set_heap(buf, cap);
+    set_size(n + count);
+  }
+
+  template <class U>
+  iterator insert_one(const_iterator pos, U&& value) {
+    const size_type idx = index_of(pos);
+    const size_type n = size();
+    if (n == capacity()) {
+      const size_type cap = grown_capacity(n, 1);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY { construct(buf + idx, std::forward<U>(value)); }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      relocate_around(buf, cap, idx, 1);
+      return buf + idx;
+    }
+    T* d = data();
+    T* p = d + idx;
+    T* e = d + n;
+    if (idx == n) {
+      construct(e, std::forward<U>(value));
+      set_size(n + 1);
+      return p;
+    }
+    const T* vp = std::addressof(value);
+    construct(e, std::move(e[-1]));
+    set_size(n + 1);
+    std::move_backward(p, e - 1, e);
+    // An element that was moved one place up is now one place further.
+    if (!std::less<const T*>()(vp, p) && std::less<const T*>()(vp, e)) ++vp;
+    *p = std::forward<U>(*const_cast<std::remove_reference_t<U>*>(vp));
+    return p;
+  }
+
+  // Room exists for `count` more: open a gap of `count` at idx, filled with copies of `value`
+  // (which does not lie in the part that moves).
+  void fill_insert(T* d, size_type n, size_type idx, size_type count, const T& value) {
+    T* p = d + idx;
+    T* e = d + n;
+    const size_type tail = n - idx;
+    if (count <= tail) {
+      construct_move(e, e - count, count);
+      set_size(n + count);
+      std::move_backward(p, e - count, e);
+      std::fill_n(p, count, value);
+    } else {
+      construct_fill(e, count - tail, value);
+      set_size(n + count - tail);
+      construct_move(p + count, p, tail);
+      set_size(n + count);
+      std::fill(p, e, value);
+    }
+  }
+
+  template <class... V>
+  void resize_impl(size_type count, const V&... value) {
+    const size_type n = size();
+    if (count <= n) {
+      T* d = data();
+      destroy_range(d + count, d + n);
+      set_size(count);
+      return;
+    }
+    if (count > capacity()) {
+      const size_type cap = grown_capacity(n, count - n);
+      T* buf = allocate(cap);
+      LOWALLOC_TRY {
+        if constexpr (sizeof...(V) == 0) {
+          construct_value(buf + n, count - n);
+        } else {
+          construct_fill(buf + n, count - n, value...);
+        }
+      }
+      LOWALLOC_CATCH_ALL {
+        deallocate(buf, cap);
+        LOWALLOC_RETHROW;
+      }
+      relocate_around(buf, cap, n, count - n);
+      return;
+    }
+    if constexpr (sizeof...(V) == 0) {
+      construct_value(data() + n, count - n);
+    } else {
+      construct_fill(data() + n, count - n, value...);
+    }
+    set_size(count);
+  }
+
+  void move_assign_from(small_vector_base& other) {
+    constexpr bool pocma = traits::propagate_on_container_move_assignment::value;
+    const bool equal = traits::is_always_equal::value || this->alloc() == other.alloc();
+    if (other.is_heap() && (pocma || equal)) {
+      destroy_and_deallocate();
+      if constexpr (pocma) this->alloc() = std::move(other.alloc());
+      set_heap(other.heap_data(), other.heap_capacity());
+      set_size(other.size());
+      other.meta_ &= low_mask & ~heap_bit;
+      return;
+    }
+    if constexpr (pocma) {
+      if (!equal) {
+        release_storage();
+        this->alloc() = std::move(other.alloc());
+      }
+    }
+    assign(std::make_move_iterator(other.begin()), std::make_move_iterator(other.end()));
+    other.clear();
+  }
+};
+
+/// A vector that holds up to N elements inline and allocates from `Allocator` beyond that.
+/// See the top of this header; every member is documented on `small_vector_base`.
+template <class T, std::size_t N, class Allocator>
+class small_vector : public small_vector_base<T, Allocator>,
+                     private detail::small_vector_tail<(
+                         N * sizeof(T) > small_vector_base<T, Allocator>::head_size
+                             ? N * sizeof(T) - small_vector_base<T, Allocator>::head_size
+                             : 0)> {
+  using base = small_vector_base<T, Allocator>;
+  using traits = std::allocator_traits<Allocator>;
+
+ public:
+  static_assert(N < (std::size_t(1) << 24), "small_vector: N must be below 2^24");
+
+  using typename base::allocator_type;
+  using typename base::size_type;
+  using typename base::value_type;
+
+  /// The inline capacity.
+  static constexpr std::size_t inline_size = N;
+
+  /// An empty vector. Never allocates.
+  small_vector() noexcept(std::is_nothrow_default_constructible_v<Allocator>) : base(N) {}
+  /// An empty vector using `alloc`. Never allocates.
+  explicit small_vector(const Allocator& alloc) noexcept : base(N, alloc) {}
+  /// `count` value-initialised elements.
+  explicit small_vector(size_type count, const Allocator& alloc = Allocator()) : base(N, alloc) {
+    this->init_value(count);
+  }
+  /// `count` copies of `value`.
+  small_vector(size_type count, const T& value, const Allocator& alloc = Allocator())
+      : base(N, alloc) {
+    this->init_fill(count, value);
+  }
+  /// The elements of [first, last).
+  template <class InputIt, std::enable_if_t<detail::is_input_iterator<InputIt>::value, int> = 0>
+  small_vector(InputIt first, InputIt last, const Allocator& alloc = Allocator()) : base(N, alloc) {
+    this->init_range(first, last);
+  }
+  /// The elements of `il`.
+  small_vector(std::initializer_list<T> il, const Allocator& alloc = Allocator()) : base(N, alloc) {
+    this->init_range(il.begin(), il.end());
+  }
+  /// A copy; allocates exactly other.size() elements when they do not fit inline.
+  small_vector(const small_vector& other)
+      : base(N, traits::select_on_container_copy_construction(other.get_allocator())) {
+    this->init_range(other.begin(), other.end());
+  }
+  /// A copy using `alloc`.
+  small_vector(const small_vector& other, const Allocator& alloc) : base(N, alloc) {
+    this->init_range(other.begin(), other.end());
+  }
+  /// A copy of a small vector of any inline capacity.
+  explicit small_vector(const base& other)
+      : base(N, traits::select_on_container_copy_construction(other.get_allocator())) {
+    this->init_range(other.begin(), other.end());
+  }
+  /// Takes `other`'s heap buffer, or moves its inline elements one by one; `other` is left empty.
+  small_vector(small_vector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : base(N, other.get_allocator()) {
+    this->init_move(other);
+  }
+  /// Moves from `other` using `alloc`: takes the buffer only when the allocators are equal.
+  small_vector(small_vector&& other, const Allocator& alloc) : base(N, alloc) {
+    this->init_move(other);
+  }
+  /// Moves from a small vector of any inline capacity: takes its heap buffer (even when its
+  /// elements would fit inline here) or moves its inline elements; `other` is left empty.
+  small_vector(base&& other) : base(N, other.get_allocator()) {  // NOLINT: implicit like LLVM's
+    this->init_move(other);
+  }
+
+  /// Destroys the elements and frees the heap buffer, if any.
+  ~small_vector() { this->destroy_and_deallocate(); }
+
+  /// Copy assignment (see small_vector_base).
+  small_vector& operator=(const small_vector& other) {
+    base::operator=(other);
+    return *this;
+  }
+  /// Move assignment (see small_vector_base).
+  small_vector& operator=(small_vector&& other) noexcept(
+      noexcept(std::declval<base&>() = std::declval<base&&>())) {
+    base::operator=(std::move(other));
+    return *this;
+  }
+  /// Copy assignment from a small vector of any inline capacity.
+  small_vector& operator=(const base& other) {
+    base::operator=(other);
+    return *this;
+  }
+  /// Move assignment from a small vector of any inline capacity.
+  small_vector& operator=(base&& other) {
+    base::operator=(std::move(other));
+    return *this;
+  }
+  /// Replaces the contents with `il`.
+  small_vector& operator=(std::initializer_list<T> il) {
+    this->assign(il.begin(), il.end());
+    return *this;
+  }
+};
+
+// ---- comparisons (any N against any N) ---------------------------------------------------------
+
+/// Equal sizes and equal elements.
+template <class T, class A>
+bool operator==(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+#if LOWALLOC_HAS_THREE_WAY_COMPARISON
+namespace detail {
+struct synth_three_way {
+  template <class T, class U>
+  constexpr auto operator()(const T& t, const U& u) const {
+    if constexpr (std::three_way_comparable_with<T, U>) {
+      return t <= > u;
+    } else {
+      if (t < u) return std::weak_ordering::less;
+      if (u < t) return std::weak_ordering::greater;
+      return std::weak_ordering::equivalent;
+    }
+  }
+};
+}  // namespace detail
+
+/// Lexicographical three-way comparison (synth-three-way on the elements, as std::vector).
+template <class T, class A>
+auto operator<=>(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return std::lexicographical_compare_three_way(a.begin(), a.end(), b.begin(), b.end(),
+                                                detail::synth_three_way{});
+}
+#else
+/// Not equal.
+template <class T, class A>
+bool operator!=(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return !(a == b);
+}
+/// Lexicographically less.
+template <class T, class A>
+bool operator<(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+/// Lexicographically greater.
+template <class T, class A>
+bool operator>(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return b < a;
+}
+/// Lexicographically less or equal.
+template <class T, class A>
+bool operator<=(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return !(b < a);
+}
+/// Lexicographically greater or equal.
+template <class T, class A>
+bool operator>=(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+  return !(a < b);
+}
+#endif
+
+/// Erases every element equal to `value`; returns how many (std::erase for small vectors).
+template <class T, class A, class U>
+typename small_vector_base<T, A>::size_type erase(small_vector_base<T, A>& v, const U& value) {
+  auto it = std::remove(v.begin(), v.end(), value);
+  const auto n = static_cast<std::size_t>(v.end() - it);
+  v.erase(it, v.end());
+  return n;
+}
+
+/// Erases every element for which `pred` is true; returns how many (std::erase_if).
+template <class T, class A, class Pred>
+typename small_vector_base<T, A>::size_type erase_if(small_vector_base<T, A>& v, Pred pred) {
+  auto it = std::remove_if(v.begin(), v.end(), pred);
+  const auto n = static_cast<std::size_t>(v.end() - it);
+  v.erase(it, v.end());
+  return n;
+}
+
+static_assert(sizeof(small_vector<int, 8>) == 40, "small_vector<int, 8> must be 40 bytes");
+static_assert(sizeof(small_vector<int, 0>) == 24, "small_vector<int, 0> must be 24 bytes");
+static_assert(sizeof(small_vector<char, 16>) == 24, "small_vector<char, 16> must be 24 bytes");
+
+}  // namespace lowalloc
+
+#endif  // LOWALLOC_SMALL_VECTOR_HPP
