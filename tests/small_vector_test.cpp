@@ -441,10 +441,10 @@ TYPED_TEST(SmallVectorN, ComparisonsAreLexicographic) {
   EXPECT_TRUE(a <= a);
   EXPECT_TRUE(b >= a);
 #if LOWALLOC_HAS_THREE_WAY_COMPARISON
-  EXPECT_TRUE((a <= > b) < 0);
-  EXPECT_TRUE((a <= > a) == 0);
+  EXPECT_TRUE((a <=> b) < 0);
+  EXPECT_TRUE((a <=> a) == 0);
   small_vector<std::string, TestFixture::kN> s{"b"}, t{"a", "z"};
-  EXPECT_TRUE((s <= > t) > 0);
+  EXPECT_TRUE((s <=> t) > 0);
 #endif
   // Against other inline capacities, through the base.
   small_vector<int, 50> d{1, 2, 3};

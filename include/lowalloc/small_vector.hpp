@@ -338,10 +338,10 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   /// True when there are no elements.
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   /// The number of elements.
-  size_type size() const noexcept { return static_cast<size_type>(meta_ >> size_shift); }
+  size_type size() const noexcept { return static_cast<size_type>(meta_ & size_mask); }
   /// The largest size: 2^39 - 1, or less when the allocator or the address space says so.
   size_type max_size() const noexcept {
-    constexpr size_type by_layout = static_cast<size_type>(max_meta_size);
+    constexpr size_type by_layout = static_cast<size_type>(size_mask);
     constexpr size_type by_address =
         static_cast<size_type>(std::numeric_limits<difference_type>::max()) / sizeof(T);
     return std::min(
@@ -358,7 +358,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   size_type capacity() const noexcept { return is_heap() ? heap_capacity() : inline_capacity(); }
   /// The inline capacity N of this vector.
   size_type inline_capacity() const noexcept {
-    return static_cast<size_type>((meta_ >> 1) & inline_capacity_mask);
+    return static_cast<size_type>((meta_ >> capacity_shift) & inline_capacity_mask);
   }
   /// True when the elements live in a heap buffer rather than in the object.
   bool is_inline() const noexcept { return !is_heap(); }
@@ -522,7 +522,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   template <class... Args>
   reference emplace_back(Args&&... args) {
     const std::uint64_t m = meta_;
-    const size_type n = static_cast<size_type>(m >> size_shift);
+    const size_type n = static_cast<size_type>(m & size_mask);
     T* d;
     size_type cap;
     if (m & heap_bit) {
@@ -530,7 +530,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       cap = heap_capacity();
     } else {
       d = inline_data();
-      cap = static_cast<size_type>((m >> 1) & inline_capacity_mask);
+      cap = static_cast<size_type>((m >> capacity_shift) & inline_capacity_mask);
     }
     if (LOWALLOC_LIKELY(n < cap)) {
       construct(d + n, std::forward<Args>(args)...);
@@ -618,9 +618,13 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
  protected:
   explicit small_vector_base(size_type inline_cap) noexcept(
       std::is_nothrow_default_constructible_v<Allocator>)
-      : holder(), meta_(static_cast<std::uint64_t>(inline_cap) << 1), heap_{nullptr, 0} {}
+      : holder(),
+        meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
+        heap_{nullptr, 0} {}
   small_vector_base(size_type inline_cap, const Allocator& a) noexcept
-      : holder(a), meta_(static_cast<std::uint64_t>(inline_cap) << 1), heap_{nullptr, 0} {}
+      : holder(a),
+        meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
+        heap_{nullptr, 0} {}
   small_vector_base(const small_vector_base&) = delete;
   ~small_vector_base() = default;
 
@@ -688,7 +692,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     if (other.is_heap() && (traits::is_always_equal::value || this->alloc() == other.alloc())) {
       set_heap(other.heap_data(), other.heap_capacity());
       set_size(other.size());
-      other.meta_ &= low_mask & ~heap_bit;
+      other.meta_ &= capacity_field;
       return;
     }
     const size_type n = other.size();
@@ -718,13 +722,14 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   template <class, std::size_t, class>
   friend class small_vector;
 
-  // meta_: bit 0 is-on-heap, bits 1..24 the inline capacity N, bits 25..63 the size.
-  static constexpr std::uint64_t heap_bit = 1;
-  static constexpr unsigned size_shift = 25;
-  static constexpr std::uint64_t size_one = std::uint64_t(1) << size_shift;
-  static constexpr std::uint64_t low_mask = size_one - 1;
+  // meta_: bits 0..38 the size, bits 39..62 the inline capacity N, bit 63 is-on-heap. With the
+  // flag on top, "inline and not full" is the single comparison meta_ < (N << 39) + N.
+  static constexpr unsigned capacity_shift = 39;
+  static constexpr std::uint64_t size_mask = (std::uint64_t(1) << capacity_shift) - 1;
+  static constexpr std::uint64_t size_one = 1;
   static constexpr std::uint64_t inline_capacity_mask = (std::uint64_t(1) << 24) - 1;
-  static constexpr std::uint64_t max_meta_size = (std::uint64_t(1) << (64 - size_shift)) - 1;
+  static constexpr std::uint64_t capacity_field = inline_capacity_mask << capacity_shift;
+  static constexpr std::uint64_t heap_bit = std::uint64_t(1) << 63;
 
   // With std::allocator, trivially copyable elements live in malloc'ed blocks so that they can
   // grow with realloc. (std::allocator is stateless: nothing can observe the difference but a
@@ -771,7 +776,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     return const_cast<small_vector_base*>(this)->inline_data();
   }
   void set_size(size_type n) noexcept {
-    meta_ = (meta_ & low_mask) | (static_cast<std::uint64_t>(n) << size_shift);
+    meta_ = (meta_ & ~size_mask) | static_cast<std::uint64_t>(n);
   }
   void set_heap(T* d, size_type cap) noexcept {
     heap_.data = d;
@@ -779,9 +784,9 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     meta_ |= heap_bit;
   }
   void swap_sizes(small_vector_base& other) noexcept {
-    const std::uint64_t mine = meta_ & ~low_mask;
-    meta_ = (meta_ & low_mask) | (other.meta_ & ~low_mask);
-    other.meta_ = (other.meta_ & low_mask) | mine;
+    const std::uint64_t mine = meta_ & size_mask;
+    meta_ = (meta_ & ~size_mask) | (other.meta_ & size_mask);
+    other.meta_ = (other.meta_ & ~size_mask) | mine;
   }
 
   // ---- allocation ------------------------------------------------------------------------------
@@ -805,7 +810,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   // Frees everything and returns to an empty inline vector (for allocator propagation).
   void release_storage() noexcept {
     destroy_and_deallocate();
-    meta_ &= low_mask & ~heap_bit;
+    meta_ &= capacity_field;
   }
   // Adopts a freshly built buffer holding `count` elements, dropping the old contents.
   void replace_storage(T* buf, size_type cap, size_type count) noexcept {
@@ -1000,6 +1005,9 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     return buf[n];
   }
 
+  // push_back's growth path for small trivially copyable T, which it takes in a register.
+  LOWALLOC_NOINLINE void grow_and_push_value(T value) { grow_and_emplace_back(value); }
+
   // `buf` (capacity `cap`) already holds `count` new elements at [idx, idx + count): move the old
   // elements around them, release the old storage and adopt `buf`. Strong guarantee.
   LOWALLOC_NOINLINE void relocate_around(T* buf, size_type cap, size_type idx, size_type count) {
@@ -1118,7 +1126,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       if constexpr (pocma) this->alloc() = std::move(other.alloc());
       set_heap(other.heap_data(), other.heap_capacity());
       set_size(other.size());
-      other.meta_ &= low_mask & ~heap_bit;
+      other.meta_ &= capacity_field;
       return;
     }
     if constexpr (pocma) {
@@ -1207,6 +1215,57 @@ class small_vector : public small_vector_base<T, Allocator>,
   /// Destroys the elements and frees the heap buffer, if any.
   ~small_vector() { this->destroy_and_deallocate(); }
 
+  /// As small_vector_base::emplace_back, with the inline capacity known at compile time.
+  template <class... Args>
+  typename base::reference emplace_back(Args&&... args) {
+    if (LOWALLOC_LIKELY(emplace_without_growth(std::forward<Args>(args)...))) return this->back();
+    return this->grow_and_emplace_back(std::forward<Args>(args)...);
+  }
+  /// As small_vector_base::push_back.
+  void push_back(const T& value) {
+    if constexpr (pass_by_value) {
+      // Small trivial values go to the growth path by value: the argument's address does not
+      // escape, so a loop of push_back(i) keeps i in a register.
+      const T copy = value;
+      if (LOWALLOC_LIKELY(emplace_without_growth(copy))) return;
+      this->grow_and_push_value(copy);
+    } else {
+      emplace_back(value);
+    }
+  }
+  /// As small_vector_base::push_back.
+  void push_back(T&& value) {
+    if constexpr (pass_by_value) {
+      push_back(static_cast<const T&>(value));
+    } else {
+      emplace_back(std::move(value));
+    }
+  }
+
+ private:
+  static constexpr bool pass_by_value =
+      std::is_trivially_copyable_v<T> && sizeof(T) <= 2 * sizeof(void*);
+  static constexpr std::uint64_t inline_base = std::uint64_t(N) << base::capacity_shift;
+
+  // Constructs the new last element when there is room for it; false (and the arguments
+  // untouched) when the vector must grow first.
+  template <class... Args>
+  bool emplace_without_growth(Args&&... args) {
+    const std::uint64_t m = this->meta_;
+    T* slot;
+    if (LOWALLOC_LIKELY(m < inline_base + N)) {  // inline (heap bit clear) and size < N
+      slot = this->inline_data() + static_cast<size_type>(m - inline_base);
+    } else if ((m & base::heap_bit) && (m & base::size_mask) < this->heap_capacity()) {
+      slot = this->heap_data() + static_cast<size_type>(m & base::size_mask);
+    } else {
+      return false;
+    }
+    this->construct(slot, std::forward<Args>(args)...);
+    this->meta_ = m + 1;
+    return true;
+  }
+
+ public:
   /// Copy assignment (see small_vector_base).
   small_vector& operator=(const small_vector& other) {
     base::operator=(other);
@@ -1249,7 +1308,7 @@ struct synth_three_way {
   template <class T, class U>
   constexpr auto operator()(const T& t, const U& u) const {
     if constexpr (std::three_way_comparable_with<T, U>) {
-      return t <= > u;
+      return t <=> u;
     } else {
       if (t < u) return std::weak_ordering::less;
       if (u < t) return std::weak_ordering::greater;
