@@ -36,6 +36,7 @@
 
 #include <lowalloc/detail/config.hpp>
 #include <lowalloc/detail/relocate.hpp>
+#include <lowalloc/detail/throw.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -116,14 +117,6 @@ struct small_vector_tail {
 template <>
 struct small_vector_tail<0> {};
 
-[[noreturn]] inline void throw_length_error(const char* what) {
-  LOWALLOC_THROW(std::length_error(what));
-}
-[[noreturn]] inline void throw_out_of_range(const char* what) {
-  LOWALLOC_THROW(std::out_of_range(what));
-}
-[[noreturn]] inline void throw_bad_alloc() { LOWALLOC_THROW(std::bad_alloc()); }
-
 }  // namespace detail
 
 /// The part of every small_vector<T, N, Allocator> that does not depend on N: the whole vector
@@ -175,9 +168,8 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
 
   /// Move assignment. A heap `other` hands over its buffer when the allocators allow it; an inline
   /// one moves its elements. `other` is left empty.
-  small_vector_base& operator=(small_vector_base&& other) noexcept(
-      (traits::propagate_on_container_move_assignment::value || traits::is_always_equal::value) &&
-      std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>) {
+  /// Not noexcept: moving inline elements into a vector with a smaller N may allocate.
+  small_vector_base& operator=(small_vector_base&& other) {
     if (this == &other) return *this;
     move_assign_from(other);
     return *this;
@@ -310,9 +302,16 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     return data()[size() - 1];
   }
   /// The elements, contiguous; never null (points at the inline storage when inline).
-  T* data() noexcept { return is_heap() ? heap_data() : inline_data(); }
+  T* data() noexcept {
+    // Both candidates are read and one is selected (a cmov rather than a branch), which keeps
+    // loops over operator[] free of control flow. When inline, the heap pointer read here is
+    // bytes of the inline elements and is discarded.
+    T* heap = heap_data();
+    T* in = inline_data();
+    return is_heap() ? heap : in;
+  }
   /// The elements, contiguous; never null (points at the inline storage when inline).
-  const T* data() const noexcept { return is_heap() ? heap_data() : inline_data(); }
+  const T* data() const noexcept { return const_cast<small_vector_base*>(this)->data(); }
 
   // ---- iterators -------------------------------------------------------------------------------
 
@@ -427,8 +426,8 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     const T* vp = std::addressof(value);
     if (std::less<const T*>()(vp, d + n) && !std::less<const T*>()(vp, d + idx)) {
       // `value` lies in the part that moves: copy it before it does.
-      T copy(value);
-      fill_insert(d, n, idx, count, copy);
+      temporary copy(*this, value);
+      fill_insert(d, n, idx, count, copy.get());
     } else {
       fill_insert(d, n, idx, count, value);
     }
@@ -484,8 +483,10 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       emplace_back(std::forward<Args>(args)...);
       return begin() + idx;
     }
-    T tmp(std::forward<Args>(args)...);
-    return insert_one(pos, std::move(tmp));
+    // Built through the allocator (as std::vector does), then moved in: the arguments may refer
+    // to elements that the insertion moves.
+    temporary tmp(*this, std::forward<Args>(args)...);
+    return insert_one<false>(pos, std::move(tmp.get()));
   }
 
   /// Removes the element at `pos`; returns the iterator that follows it.
@@ -565,12 +566,23 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
 
   /// Exchanges the contents. Two heap vectors exchange buffers; otherwise elements are swapped
   /// and moved, and one side may have to allocate when the other has more elements than its
-  /// inline capacity. Allocators are swapped when propagate_on_container_swap, and must be equal
-  /// otherwise (as for std::vector). Not noexcept, unlike std::vector's: it may allocate.
+  /// inline capacity. Allocators are swapped when propagate_on_container_swap (unequal ones take
+  /// their elements along on the heap), and must be equal otherwise (as for std::vector). Not
+  /// noexcept, unlike std::vector's: it may allocate.
   void swap(small_vector_base& other) {
     if (this == &other) return;
     if constexpr (traits::propagate_on_container_swap::value) {
       using std::swap;
+      if (!traits::is_always_equal::value && this->alloc() != other.alloc()) {
+        // The allocators change sides and every buffer must go with the allocator that made it:
+        // put both sides' elements on the heap of their own allocator, then exchange everything.
+        if (!is_heap()) reallocate(std::max<size_type>(size(), 1));
+        if (!other.is_heap()) other.reallocate(std::max<size_type>(other.size(), 1));
+        swap(this->alloc(), other.alloc());
+        std::swap(heap_, other.heap_);
+        swap_sizes(other);
+        return;
+      }
       swap(this->alloc(), other.alloc());
     }
     if (is_heap() && other.is_heap()) {
@@ -696,7 +708,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       return;
     }
     const size_type n = other.size();
-    T* src = other.data();
+    T* src = opaque_elements(other);
     if (n > inline_capacity()) {
       const size_type cap = checked_capacity(n);
       T* buf = allocate(cap);
@@ -762,18 +774,18 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   bool is_heap() const noexcept { return (meta_ & heap_bit) != 0; }
   T* heap_data() const noexcept { return heap_.data; }
   size_type heap_capacity() const noexcept { return heap_.capacity; }
-  // The inline elements continue past raw_ into the derived object, whose N the base does not
-  // know. GCC's -Warray-bounds would flag paths it cannot prove dead (more than N elements inline)
-  // in the user's code; hiding the pointer's origin from it costs one register move.
-  T* inline_data() noexcept {
-    T* p = reinterpret_cast<T*>(raw_);
+  T* inline_data() noexcept { return reinterpret_cast<T*>(raw_); }
+  const T* inline_data() const noexcept { return reinterpret_cast<const T*>(raw_); }
+  // The elements of another vector, whose size GCC cannot relate to its N: reading them through
+  // a pointer of unknown origin keeps -Warray-bounds from flagging (in the user's code) a path
+  // that moves more than N inline elements, which cannot happen. Used on move paths only, never
+  // in loops the compiler should vectorise.
+  static T* opaque_elements(small_vector_base& other) noexcept {
+    T* p = other.data();
 #if defined(__GNUC__) && !defined(__clang__)
     asm("" : "+r"(p));
 #endif
     return p;
-  }
-  const T* inline_data() const noexcept {
-    return const_cast<small_vector_base*>(this)->inline_data();
   }
   void set_size(size_type n) noexcept {
     meta_ = (meta_ & ~size_mask) | static_cast<std::uint64_t>(n);
@@ -841,7 +853,9 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   }
   size_type index_of(const_iterator pos) const noexcept {
     LOWALLOC_ASSERT(pos >= begin() && pos <= end());
-    return static_cast<size_type>(pos - begin());
+    const auto idx = static_cast<size_type>(pos - begin());
+    LOWALLOC_ASSUME(idx <= size());
+    return idx;
   }
 
   // ---- element construction --------------------------------------------------------------------
@@ -1031,7 +1045,33 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     set_size(n + count);
   }
 
-  template <class U>
+  // An element built through the allocator outside the vector, destroyed with the scope.
+  class temporary {
+   public:
+    template <class... Args>
+    explicit temporary(small_vector_base& v, Args&&... args) : v_(v) {
+      v_.construct(ptr(), std::forward<Args>(args)...);
+    }
+    temporary(const temporary&) = delete;
+    temporary& operator=(const temporary&) = delete;
+    ~temporary() { v_.destroy_at(ptr()); }
+    T& get() noexcept { return *ptr(); }
+
+   private:
+    T* ptr() noexcept { return std::launder(reinterpret_cast<T*>(buf_)); }
+    small_vector_base& v_;
+    alignas(T) unsigned char buf_[sizeof(T)];
+  };
+
+// GCC 12 cannot see that e - 1 >= p below (idx == n returned earlier) and, in the user's -O2/-O3
+// build, warns about a negative memmove size on that impossible path.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
+  // Inserts one element before pos. MayAlias: `value` may be an element of this vector.
+  template <bool MayAlias = true, class U>
   iterator insert_one(const_iterator pos, U&& value) {
     const size_type idx = index_of(pos);
     const size_type n = size();
@@ -1054,15 +1094,23 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       set_size(n + 1);
       return p;
     }
-    const T* vp = std::addressof(value);
+    if constexpr (MayAlias) {
+      // `value` is an element that the insertion moves: insert a copy of it instead.
+      const T* vp = std::addressof(value);
+      if (!std::less<const T*>()(vp, p) && std::less<const T*>()(vp, e)) {
+        temporary tmp(*this, std::forward<U>(value));
+        return insert_one<false>(pos, std::move(tmp.get()));
+      }
+    }
     construct(e, std::move(e[-1]));
     set_size(n + 1);
     std::move_backward(p, e - 1, e);
-    // An element that was moved one place up is now one place further.
-    if (!std::less<const T*>()(vp, p) && std::less<const T*>()(vp, e)) ++vp;
-    *p = std::forward<U>(*const_cast<std::remove_reference_t<U>*>(vp));
+    *p = std::forward<U>(value);
     return p;
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   // Room exists for `count` more: open a gap of `count` at idx, filled with copies of `value`
   // (which does not lie in the part that moves).
@@ -1135,7 +1183,8 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
         this->alloc() = std::move(other.alloc());
       }
     }
-    assign(std::make_move_iterator(other.begin()), std::make_move_iterator(other.end()));
+    T* src = opaque_elements(other);
+    assign(std::make_move_iterator(src), std::make_move_iterator(src + other.size()));
     other.clear();
   }
 };
@@ -1186,7 +1235,7 @@ class small_vector : public small_vector_base<T, Allocator>,
   /// A copy; allocates exactly other.size() elements when they do not fit inline.
   small_vector(const small_vector& other)
       : base(N, traits::select_on_container_copy_construction(other.get_allocator())) {
-    this->init_range(other.begin(), other.end());
+    if (!copy_whole_inline_buffer(other)) this->init_range(other.begin(), other.end());
   }
   /// A copy using `alloc`.
   small_vector(const small_vector& other, const Allocator& alloc) : base(N, alloc) {
@@ -1200,7 +1249,11 @@ class small_vector : public small_vector_base<T, Allocator>,
   /// Takes `other`'s heap buffer, or moves its inline elements one by one; `other` is left empty.
   small_vector(small_vector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
       : base(N, other.get_allocator()) {
-    this->init_move(other);
+    if (copy_whole_inline_buffer(other)) {
+      other.set_size(0);
+    } else {
+      this->init_move(other);
+    }
   }
   /// Moves from `other` using `alloc`: takes the buffer only when the allocators are equal.
   small_vector(small_vector&& other, const Allocator& alloc) : base(N, alloc) {
@@ -1243,6 +1296,27 @@ class small_vector : public small_vector_base<T, Allocator>,
   }
 
  private:
+  // Small inline buffers of trivially copyable elements are copied whole, with a memcpy of a
+  // constant size (a few vector moves) instead of one sized by the element count.
+  static constexpr bool copy_inline_whole = detail::memcpy_copyable<Allocator, T> && N > 0 &&
+                                            N * sizeof(T) <= 64;
+
+  // For an inline `other` (and an empty or inline *this): copies its whole inline buffer and
+  // takes its size. False, doing nothing, when that does not apply.
+  bool copy_whole_inline_buffer(const small_vector& other) noexcept {
+    if constexpr (copy_inline_whole) {
+      if (!other.is_inline() || &other == this) return false;
+      // Bytes past other.size() are indeterminate; copying them as bytes is harmless.
+      std::memcpy(static_cast<void*>(this->inline_data()),
+                  static_cast<const void*>(other.inline_data()), N * sizeof(T));
+      this->set_size(other.size());
+      return true;
+    } else {
+      (void)other;
+      return false;
+    }
+  }
+
   static constexpr bool pass_by_value =
       std::is_trivially_copyable_v<T> && sizeof(T) <= 2 * sizeof(void*);
   static constexpr std::uint64_t inline_base = std::uint64_t(N) << base::capacity_shift;
@@ -1271,10 +1345,16 @@ class small_vector : public small_vector_base<T, Allocator>,
     base::operator=(other);
     return *this;
   }
-  /// Move assignment (see small_vector_base).
+  /// Move assignment (see small_vector_base). With the same N it never allocates when the
+  /// allocators propagate or are always equal, and is noexcept then.
   small_vector& operator=(small_vector&& other) noexcept(
-      noexcept(std::declval<base&>() = std::declval<base&&>())) {
-    base::operator=(std::move(other));
+      (traits::propagate_on_container_move_assignment::value || traits::is_always_equal::value) &&
+      std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>) {
+    if (this->is_inline() && copy_whole_inline_buffer(other)) {
+      other.set_size(0);
+    } else {
+      base::operator=(std::move(other));
+    }
     return *this;
   }
   /// Copy assignment from a small vector of any inline capacity.

@@ -102,6 +102,13 @@ namespace detail {
 }  // namespace detail
 }  // namespace lowalloc
 
+// A fact the optimiser may rely on (and that silences its warnings on impossible paths).
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWALLOC_ASSUME(cond) (LOWALLOC_LIKELY(cond) ? void(0) : __builtin_unreachable())
+#else
+#define LOWALLOC_ASSUME(cond) void(0)
+#endif
+
 #if LOWALLOC_ASSERTIONS
 #define LOWALLOC_ASSERT(cond)      \
   (LOWALLOC_LIKELY(cond) ? void(0) \
