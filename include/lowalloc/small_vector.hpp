@@ -119,6 +119,16 @@ struct small_vector_tail<0> {};
 
 }  // namespace detail
 
+// GCC 12's middle-end warnings (-Wstringop-overflow, -Warray-bounds) fire in the user's -O2/-O3
+// build on paths of these classes that it cannot prove impossible: a negative memmove size when
+// inserting at end() (returned early), more than N inline elements (never). They are false
+// positives that -Werror would turn into errors; the region below turns them off for its code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
+
 /// The part of every small_vector<T, N, Allocator> that does not depend on N: the whole vector
 /// interface. Take it by reference to accept small vectors of any inline capacity:
 ///
@@ -1063,13 +1073,6 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     alignas(T) unsigned char buf_[sizeof(T)];
   };
 
-// GCC 12 cannot see that e - 1 >= p below (idx == n returned earlier) and, in the user's -O2/-O3
-// build, warns about a negative memmove size on that impossible path.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
   // Inserts one element before pos. MayAlias: `value` may be an element of this vector.
   template <bool MayAlias = true, class U>
   iterator insert_one(const_iterator pos, U&& value) {
@@ -1108,9 +1111,6 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     *p = std::forward<U>(value);
     return p;
   }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
   // Room exists for `count` more: open a gap of `count` at idx, filled with copies of `value`
   // (which does not lie in the part that moves).
@@ -1373,6 +1373,10 @@ class small_vector : public small_vector_base<T, Allocator>,
     return *this;
   }
 };
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // ---- comparisons (any N against any N) ---------------------------------------------------------
 
