@@ -642,11 +642,11 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       std::is_nothrow_default_constructible_v<Allocator>)
       : holder(),
         meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
-        heap_{nullptr, 0} {}
+        heap_{} {}
   small_vector_base(size_type inline_cap, const Allocator& a) noexcept
       : holder(a),
         meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
-        heap_{nullptr, 0} {}
+        heap_{} {}
   small_vector_base(const small_vector_base&) = delete;
   ~small_vector_base() = default;
 
