@@ -640,13 +640,9 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
  protected:
   explicit small_vector_base(size_type inline_cap) noexcept(
       std::is_nothrow_default_constructible_v<Allocator>)
-      : holder(),
-        meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
-        heap_{} {}
+      : holder(), meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift), heap_{} {}
   small_vector_base(size_type inline_cap, const Allocator& a) noexcept
-      : holder(a),
-        meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift),
-        heap_{} {}
+      : holder(a), meta_(static_cast<std::uint64_t>(inline_cap) << capacity_shift), heap_{} {}
   small_vector_base(const small_vector_base&) = delete;
   ~small_vector_base() = default;
 
