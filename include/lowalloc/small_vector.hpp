@@ -196,12 +196,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     if (count > capacity()) {
       // Build the new buffer first: `value` may live in the old one.
       const size_type cap = checked_capacity(count);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct_fill(buf, count, value); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct_fill(b, count, value); });
       replace_storage(buf, cap, count);
       return;
     }
@@ -223,12 +218,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       const size_type count = distance_checked(first, last);
       if (count > capacity()) {
         const size_type cap = checked_capacity(count);
-        T* buf = allocate(cap);
-        LOWALLOC_TRY { construct_copy(buf, first, last); }
-        LOWALLOC_CATCH_ALL {
-          deallocate(buf, cap);
-          LOWALLOC_RETHROW;
-        }
+        T* buf = allocate_and_build(cap, [&](T* b) { construct_copy(b, first, last); });
         replace_storage(buf, cap, count);
         return;
       }
@@ -423,12 +413,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     const size_type n = size();
     if (count > capacity() - n) {
       const size_type cap = grown_capacity(n, count);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct_fill(buf + idx, count, value); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct_fill(b + idx, count, value); });
       relocate_around(buf, cap, idx, count);
       return buf + idx;
     }
@@ -453,12 +438,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       if (count == 0) return begin() + idx;
       if (count > capacity() - n) {
         const size_type cap = grown_capacity(n, count);
-        T* buf = allocate(cap);
-        LOWALLOC_TRY { construct_copy(buf + idx, first, last); }
-        LOWALLOC_CATCH_ALL {
-          deallocate(buf, cap);
-          LOWALLOC_RETHROW;
-        }
+        T* buf = allocate_and_build(cap, [&](T* b) { construct_copy(b + idx, first, last); });
         relocate_around(buf, cap, idx, count);
         return buf + idx;
       }
@@ -650,12 +630,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   void init_fill(size_type count, const T& value) {
     if (count > inline_capacity()) {
       const size_type cap = checked_capacity(count);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct_fill(buf, count, value); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct_fill(b, count, value); });
       set_heap(buf, cap);
     } else {
       construct_fill(inline_data(), count, value);
@@ -665,12 +640,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   void init_value(size_type count) {
     if (count > inline_capacity()) {
       const size_type cap = checked_capacity(count);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct_value(buf, count); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct_value(b, count); });
       set_heap(buf, cap);
     } else {
       construct_value(inline_data(), count);
@@ -683,12 +653,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
       const size_type count = distance_checked(first, last);
       if (count > inline_capacity()) {
         const size_type cap = checked_capacity(count);
-        T* buf = allocate(cap);
-        LOWALLOC_TRY { construct_copy(buf, first, last); }
-        LOWALLOC_CATCH_ALL {
-          deallocate(buf, cap);
-          LOWALLOC_RETHROW;
-        }
+        T* buf = allocate_and_build(cap, [&](T* b) { construct_copy(b, first, last); });
         set_heap(buf, cap);
       } else {
         construct_copy(inline_data(), first, last);
@@ -717,12 +682,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     T* src = opaque_elements(other);
     if (n > inline_capacity()) {
       const size_type cap = checked_capacity(n);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct_move(buf, src, n); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct_move(b, src, n); });
       set_heap(buf, cap);
     } else {
       construct_move(inline_data(), src, n);
@@ -824,6 +784,17 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     } else {
       traits::deallocate(this->alloc(), p, n);
     }
+  }
+  // A new buffer of `cap` elements, filled by build(buffer); freed again if build throws.
+  template <class Build>
+  T* allocate_and_build(size_type cap, Build&& build) {
+    T* buf = allocate(cap);
+    LOWALLOC_TRY { build(buf); }
+    LOWALLOC_CATCH_ALL {
+      deallocate(buf, cap);
+      LOWALLOC_RETHROW;
+    }
+    return buf;
   }
   // Frees everything and returns to an empty inline vector (for allocator propagation).
   void release_storage() noexcept {
@@ -1005,12 +976,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
         return d[n];
       }
     }
-    T* buf = allocate(cap);
-    LOWALLOC_TRY { construct(buf + n, std::forward<Args>(args)...); }
-    LOWALLOC_CATCH_ALL {
-      deallocate(buf, cap);
-      LOWALLOC_RETHROW;
-    }
+    T* buf = allocate_and_build(cap, [&](T* b) { construct(b + n, std::forward<Args>(args)...); });
     T* old = data();
     LOWALLOC_TRY { transfer(old, n, buf); }
     LOWALLOC_CATCH_ALL {
@@ -1076,12 +1042,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     const size_type n = size();
     if (n == capacity()) {
       const size_type cap = grown_capacity(n, 1);
-      T* buf = allocate(cap);
-      LOWALLOC_TRY { construct(buf + idx, std::forward<U>(value)); }
-      LOWALLOC_CATCH_ALL {
-        deallocate(buf, cap);
-        LOWALLOC_RETHROW;
-      }
+      T* buf = allocate_and_build(cap, [&](T* b) { construct(b + idx, std::forward<U>(value)); });
       relocate_around(buf, cap, idx, 1);
       return buf + idx;
     }
