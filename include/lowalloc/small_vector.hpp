@@ -34,6 +34,7 @@
 #ifndef LOWALLOC_SMALL_VECTOR_HPP
 #define LOWALLOC_SMALL_VECTOR_HPP
 
+#include <lowalloc/detail/allocator_holder.hpp>
 #include <lowalloc/detail/config.hpp>
 #include <lowalloc/detail/relocate.hpp>
 #include <lowalloc/detail/throw.hpp>
@@ -87,27 +88,6 @@ struct is_input_iterator<It, std::void_t<iterator_category_t<It>>>
 template <class It>
 inline constexpr bool is_forward_iterator_v =
     std::is_convertible_v<iterator_category_t<It>, std::forward_iterator_tag>;
-
-// Holds the allocator; empty allocators take no space (empty base optimisation).
-template <class A, bool = std::is_empty_v<A> && !std::is_final_v<A>>
-class allocator_holder : private A {
- protected:
-  allocator_holder() = default;
-  explicit allocator_holder(const A& a) noexcept : A(a) {}
-  A& alloc() noexcept { return *this; }
-  const A& alloc() const noexcept { return *this; }
-};
-template <class A>
-class allocator_holder<A, false> {
- protected:
-  allocator_holder() = default;
-  explicit allocator_holder(const A& a) noexcept : a_(a) {}
-  A& alloc() noexcept { return a_; }
-  const A& alloc() const noexcept { return a_; }
-
- private:
-  A a_;
-};
 
 // Extra inline bytes that do not fit in the base's union; nothing when the union suffices.
 template <std::size_t Bytes>
