@@ -224,6 +224,12 @@ const std::remove_const_t<T>* iter_to_ptr(string_iterator<T> it) noexcept {
   return it.base();
 }
 
+// The allocator of a new string made from an existing one (operator+), as for a copy.
+template <class A>
+A copy_allocator(const A& a) {
+  return std::allocator_traits<A>::select_on_container_copy_construction(a);
+}
+
 // An exception while extracting into a string: badbit, rethrown if the stream asks for it.
 template <class Stream>
 void stream_failed(Stream& is) {
@@ -599,7 +605,7 @@ class basic_string {
   basic_string& append(const CharT* s, size_type count) {
     const size_type sz = size();
     if (LOWALLOC_LIKELY(count <= capacity() - sz)) {
-      Traits::copy(data() + sz, s, count);
+      Traits::move(data() + sz, s, count);  // s may reach the terminator: s.append(s.c_str(), n)
       s_.set_size(sz + count);
       return *this;
     }
@@ -716,7 +722,8 @@ class basic_string {
   void resize_and_overwrite(size_type count, Operation op) {
     if (count > capacity()) grow_keep(count);
     const auto r = std::move(op)(data(), count);
-    LOWALLOC_ASSERT(r >= 0 && size_type(r) <= count);
+    if constexpr (std::is_signed_v<decltype(r)>) LOWALLOC_ASSERT(r >= 0);
+    LOWALLOC_ASSERT(size_type(r) <= count);
     s_.set_size(size_type(r));
   }
 
@@ -1014,7 +1021,7 @@ class basic_string {
 /// operator+ reuses the buffer of an rvalue operand when it has room.
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, const basic_string<C, S, T>& b) {
-  basic_string<C, S, T> r(a.get_allocator());
+  basic_string<C, S, T> r(detail::copy_allocator(a.get_allocator()));
   r.reserve(a.size() + b.size());
   r.append(a).append(b);
   return r;
@@ -1022,14 +1029,14 @@ basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, const basic_stri
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, const C* b) {
   const std::size_t n = T::length(b);
-  basic_string<C, S, T> r(a.get_allocator());
+  basic_string<C, S, T> r(detail::copy_allocator(a.get_allocator()));
   r.reserve(a.size() + n);
   r.append(a).append(b, n);
   return r;
 }
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, C b) {
-  basic_string<C, S, T> r(a.get_allocator());
+  basic_string<C, S, T> r(detail::copy_allocator(a.get_allocator()));
   r.reserve(a.size() + 1);
   r.append(a).push_back(b);
   return r;
@@ -1037,14 +1044,14 @@ basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, C b) {
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const C* a, const basic_string<C, S, T>& b) {
   const std::size_t n = T::length(a);
-  basic_string<C, S, T> r(b.get_allocator());
+  basic_string<C, S, T> r(detail::copy_allocator(b.get_allocator()));
   r.reserve(n + b.size());
   r.append(a, n).append(b);
   return r;
 }
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(C a, const basic_string<C, S, T>& b) {
-  basic_string<C, S, T> r(b.get_allocator());
+  basic_string<C, S, T> r(detail::copy_allocator(b.get_allocator()));
   r.reserve(1 + b.size());
   r.push_back(a);
   r.append(b);

@@ -403,8 +403,20 @@ class fixed_storage {
 
   fixed_storage() noexcept { set_size(0); }
   fixed_storage(const fixed_storage& o) noexcept { copy_from(o); }
+  /// Copies the characters; the source is left empty, as a moved-from small_string is.
+  fixed_storage(fixed_storage&& o) noexcept {
+    copy_from(o);
+    o.set_size(0);
+  }
   fixed_storage& operator=(const fixed_storage& o) noexcept {
     if (this != &o) copy_from(o);
+    return *this;
+  }
+  fixed_storage& operator=(fixed_storage&& o) noexcept {
+    if (this != &o) {
+      copy_from(o);
+      o.set_size(0);
+    }
     return *this;
   }
   ~fixed_storage() = default;
