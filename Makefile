@@ -14,8 +14,10 @@ build/%/build.ninja: | deps
 
 demo: deps
 	cmake --preset release >/dev/null
-	cmake --build --preset release --target demo_vector -j $(JOBS)
+	cmake --build --preset release --target demo_vector demo_string -j $(JOBS)
 	./build/release/examples/demo_vector
+	@echo
+	./build/release/examples/demo_string
 
 test: deps
 	@set -e; for p in $(PRESETS_TEST); do \

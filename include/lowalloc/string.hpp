@@ -864,15 +864,26 @@ class basic_string {
     s_.reserve(recommend(n));
   }
 
+  // Construction: the inline case is a copy and two stores; the heap case is out of line.
   void init(const CharT* s, size_type n) {
+    if (LOWALLOC_LIKELY(n <= s_.capacity())) {
+      Traits::copy(s_.data(), s, n);
+      s_.set_size(n);
+    } else {
+      init_heap(s, n);
+    }
+  }
+  LOWALLOC_NOINLINE void init_heap(const CharT* s, size_type n) {
     if (n > max_size()) detail::throw_length_error("basic_string: length past max_size()");
     s_.reserve(n);
     Traits::copy(s_.data(), s, n);
     s_.set_size(n);
   }
   void init_fill(size_type n, CharT ch) {
-    if (n > max_size()) detail::throw_length_error("basic_string: length past max_size()");
-    s_.reserve(n);
+    if (n > s_.capacity()) {
+      if (n > max_size()) detail::throw_length_error("basic_string: length past max_size()");
+      s_.reserve(n);
+    }
     Traits::assign(s_.data(), n, ch);
     s_.set_size(n);
   }
@@ -904,7 +915,8 @@ class basic_string {
 
   // Replaces [pos, pos + n1) (pos <= size(), n1 <= size() - pos) with [s, s + n2), which may lie
   // in the string itself.
-  basic_string& replace_impl(size_type pos, size_type n1, const CharT* s, size_type n2) {
+  LOWALLOC_NOINLINE basic_string& replace_impl(size_type pos, size_type n1, const CharT* s,
+                                               size_type n2) {
     const size_type sz = size();
     if (n2 > n1 && n2 - n1 > max_size() - sz) {
       detail::throw_length_error("basic_string: length past max_size()");
@@ -957,7 +969,8 @@ class basic_string {
     return *this;
   }
 
-  basic_string& replace_fill(size_type pos, size_type n1, size_type n2, CharT ch) {
+  LOWALLOC_NOINLINE basic_string& replace_fill(size_type pos, size_type n1, size_type n2,
+                                               CharT ch) {
     const size_type sz = size();
     if (n2 > n1 && n2 - n1 > max_size() - sz) {
       detail::throw_length_error("basic_string: length past max_size()");
