@@ -1418,16 +1418,15 @@ std::basic_istream<C, T>& operator>>(std::basic_istream<C, T>& is, basic_string<
       const std::size_t n = w > 0 ? std::size_t(w) : s.max_size();
       const std::ctype<C>& ct = std::use_facet<std::ctype<C>>(is.getloc());
       std::basic_streambuf<C, T>* sb = is.rdbuf();
-      for (typename T::int_type c = sb->sgetc();; c = sb->snextc()) {
-        if (T::eq_int_type(c, T::eof())) {
-          state |= std::ios_base::eofbit;
-          break;
-        }
-        const C ch = T::to_char_type(c);
-        if (extracted == n || ct.is(std::ctype_base::space, ch)) break;
-        s.push_back(ch);
+      typename T::int_type c = sb->sgetc();
+      while (extracted < n && !T::eq_int_type(c, T::eof()) &&
+             !ct.is(std::ctype_base::space, T::to_char_type(c))) {
+        s.push_back(T::to_char_type(c));
         ++extracted;
+        c = sb->snextc();
       }
+      // Not when the width stopped it, even at the end of the input (as libstdc++).
+      if (extracted < n && T::eq_int_type(c, T::eof())) state |= std::ios_base::eofbit;
       is.width(0);
     }
     LOWALLOC_CATCH_ALL { detail::stream_failed(is); }

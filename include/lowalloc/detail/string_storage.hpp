@@ -154,7 +154,21 @@ class small_storage : private detail::allocator_holder<Allocator> {
   small_storage& operator=(const small_storage& o) {
     if (this == &o) return *this;
     if constexpr (traits::propagate_on_container_copy_assignment::value) {
-      if (!traits::is_always_equal::value && alloc() != o.alloc()) release();
+      if (!traits::is_always_equal::value && alloc() != o.alloc()) {
+        // Our block goes back to our allocator; the new one comes from o's, allocated first so
+        // that a failure changes nothing.
+        const size_type n = o.size();
+        if (n > inline_capacity) {
+          Allocator a(o.alloc());
+          CharT* p = traits::allocate(a, n + 1);
+          std::memcpy(p, o.data(), (n + 1) * sizeof(CharT));
+          release();
+          alloc() = std::move(a);
+          set_heap(p, n, n);
+          return *this;
+        }
+        release();
+      }
       alloc() = o.alloc();
     }
     assign_chars(o.data(), o.size());
