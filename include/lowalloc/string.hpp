@@ -981,8 +981,8 @@ class basic_string {
       if (tail != 0 && n1 != n2) Traits::move(p + pos + n2, p + pos + n1, tail);
     } else {
       // Growing in place: the tail moves right first; whatever part of the source was in it
-      // moved with it.
-      if (tail != 0) Traits::move(p + pos + n2, p + pos + n1, tail);
+      // moved with it. The terminator moves too: the source may end with it.
+      Traits::move(p + pos + n2, p + pos + n1, tail + 1);
       const CharT* const hole_end = p + pos + n1;
       if (!std::less<const CharT*>()(hole_end, s + n2)) {  // s + n2 <= hole_end: did not move
         Traits::move(p + pos, s, n2);
