@@ -232,36 +232,6 @@ A copy_allocator(const A& a) {
   return std::allocator_traits<A>::select_on_container_copy_construction(a);
 }
 
-// memmove of at most 32 bytes without a call: two overlapping loads of the largest power of two
-// that fits, then two stores (loading first makes overlapping ranges safe). Short strings are
-// built and appended this way; longer ones go to memmove.
-inline void move_short_bytes(unsigned char* d, const unsigned char* s, std::size_t b) noexcept {
-  if (b >= 16) {
-    unsigned char x[16], y[16];
-    std::memcpy(x, s, 16);
-    std::memcpy(y, s + b - 16, 16);
-    std::memcpy(d, x, 16);
-    std::memcpy(d + b - 16, y, 16);
-  } else if (b >= 8) {
-    std::uint64_t x, y;
-    std::memcpy(&x, s, 8);
-    std::memcpy(&y, s + b - 8, 8);
-    std::memcpy(d, &x, 8);
-    std::memcpy(d + b - 8, &y, 8);
-  } else if (b >= 4) {
-    std::uint32_t x, y;
-    std::memcpy(&x, s, 4);
-    std::memcpy(&y, s + b - 4, 4);
-    std::memcpy(d, &x, 4);
-    std::memcpy(d + b - 4, &y, 4);
-  } else if (b != 0) {
-    const unsigned char x = s[0], y = s[b / 2], z = s[b - 1];
-    d[0] = x;
-    d[b / 2] = y;
-    d[b - 1] = z;
-  }
-}
-
 // Traits::move, without a call for short texts when Traits is std::char_traits (whose move is
 // memmove).
 template <class Traits, class CharT>
@@ -273,7 +243,7 @@ LOWALLOC_ALWAYS_INLINE void move_chars(CharT* d, const CharT* s, std::size_t n) 
       return;
     }
   }
-  Traits::move(d, s, n);
+  Traits::move(d, s, opaque(n));
 }
 
 // An exception while extracting into a string: badbit, rethrown if the stream asks for it.
@@ -442,7 +412,7 @@ class basic_string {
   }
   basic_string& assign(const CharT* s, size_type count) {
     if (LOWALLOC_LIKELY(count <= capacity())) {
-      Traits::move(data(), s, count);
+      detail::move_chars<Traits>(data(), s, count);
       s_.set_size(count);
       return *this;
     }
@@ -914,8 +884,8 @@ class basic_string {
   // Construction: the inline case is a copy and two stores; the heap case is out of line.
   void init(const CharT* s, size_type n) {
     if (LOWALLOC_LIKELY(n <= s_.capacity())) {
+      s_.set_size(n);  // first: the copy below cannot change what size() and data() read
       detail::move_chars<Traits>(s_.data(), s, n);
-      s_.set_size(n);
     } else {
       init_heap(s, n);
     }

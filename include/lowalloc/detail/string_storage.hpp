@@ -59,6 +59,46 @@ inline void store_unit(CharT* p, tail_t<CharT> t) noexcept {
   std::memcpy(p, &t, sizeof t);
 }
 
+// memmove of at most 32 bytes without a call: two overlapping loads of the largest power of two
+// that fits, then two stores (loading first makes overlapping ranges safe). Short strings are
+// built and appended this way; longer ones go to memmove.
+inline void move_short_bytes(unsigned char* d, const unsigned char* s, std::size_t b) noexcept {
+  if (b >= 16) {
+    unsigned char x[16], y[16];
+    std::memcpy(x, s, 16);
+    std::memcpy(y, s + b - 16, 16);
+    std::memcpy(d, x, 16);
+    std::memcpy(d + b - 16, y, 16);
+  } else if (b >= 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, s, 8);
+    std::memcpy(&y, s + b - 8, 8);
+    std::memcpy(d, &x, 8);
+    std::memcpy(d + b - 8, &y, 8);
+  } else if (b >= 4) {
+    std::uint32_t x, y;
+    std::memcpy(&x, s, 4);
+    std::memcpy(&y, s + b - 4, 4);
+    std::memcpy(d, &x, 4);
+    std::memcpy(d + b - 4, &y, 4);
+  } else if (b != 0) {
+    const unsigned char x = s[0], y = s[b / 2], z = s[b - 1];
+    d[0] = x;
+    d[b / 2] = y;
+    d[b - 1] = z;
+  }
+}
+
+// Hides a length from the optimiser. A copy whose length GCC knows to be bounded (by a
+// fixed_string's N) is otherwise inlined as `rep movsq`, several times slower here than memmove.
+template <class T>
+LOWALLOC_ALWAYS_INLINE T opaque(T v) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  __asm__("" : "+r"(v));
+#endif
+  return v;
+}
+
 }  // namespace detail
 
 // GCC 12 warns (-Warray-bounds, -Wstringop-overflow, ...) on paths of the inline buffers it cannot
@@ -70,6 +110,8 @@ inline void store_unit(CharT* p, tail_t<CharT> t) noexcept {
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 // The heap words of an inline string are never read, but GCC cannot see the flag test guard them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// ... and an overlap of a fresh allocation with the old buffer, on a size it cannot bound.
+#pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
 /// Storage for lowalloc::basic_string: up to N-1 characters inside the object, more on the heap
@@ -251,7 +293,13 @@ class small_storage : private detail::allocator_holder<Allocator> {
       detail::throw_length_error("lowalloc::small_string: reserve past max_size()");
     CharT* p = traits::allocate(alloc(), n + 1);
     const size_type sz = size();
-    std::memcpy(p, data(), (sz + 1) * sizeof(CharT));
+    const size_type bytes = (sz + 1) * sizeof(CharT);
+    if (bytes <= 32) {
+      detail::move_short_bytes(reinterpret_cast<unsigned char*>(p),
+                               reinterpret_cast<const unsigned char*>(data()), bytes);
+    } else {
+      std::memcpy(p, data(), bytes);
+    }
     if (is_heap()) deallocate(r_.heap.ptr, heap_capacity());
     set_heap(p, sz, n);
   }
@@ -489,7 +537,7 @@ class fixed_storage {
       std::memcpy(buf_, o.buf_, sizeof buf_);
     } else {
       const size_type n = o.size();
-      std::memcpy(buf_, o.buf_, n * sizeof(CharT));
+      std::memcpy(buf_, o.buf_, detail::opaque(n * sizeof(CharT)));
       set_size(n);
     }
   }
