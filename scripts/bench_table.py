@@ -5,9 +5,12 @@ Usage: scripts/bench_table.py [--time cpu|real] [--command CMD] RESULT.json...
 
 Benchmarks are named "<workload>/<impl>[/<param>]"; a group is "<workload>[/<param>]" and holds
 one row per impl. For every row the table gives the median time over the repetitions, the spread
-(fastest and slowest repetition relative to the median) and the ratio to lowalloc in the same
-run. push_back also gets a summary: lowalloc against the fastest peer (boost, absl, llvm), the
-array floor, and std::vector.
+(fastest and slowest repetition relative to the median) and the ratio to the group's baseline in
+the same run: lowalloc where the group has it (the vectors), else std_string (the strings).
+push_back also gets a summary: lowalloc against the fastest peer (boost, absl, llvm), the array
+floor, and std::vector. The string benchmarks (bench_string) get summaries too: tokens per second
+of the tokenizer against std::string and boost, the speed-up against the share of long tokens,
+construction on 1 and 2 threads, and the operations on short and long strings.
 
 Per-repetition results are preferred (run without --benchmark_report_aggregates_only); files that
 hold only aggregates are read too, and then the spread column shows the coefficient of variation.
@@ -20,11 +23,16 @@ import statistics
 import sys
 from collections import OrderedDict
 
-IMPL_ORDER = ["lowalloc", "std_vector", "std_vector_reserve", "boost", "absl", "llvm",
-              "array_floor"]
-WORKLOAD_ORDER = ["push_back", "copy", "move", "insert_mid_string", "iterate"]
+IMPL_ORDER = ["lowalloc", "std_vector", "std_vector_reserve",
+              "std_string", "small_string_16", "small_string_24", "small_string_32",
+              "small_string_64", "fixed_string_32", "fixed_string_128", "fixed_string",
+              "boost", "absl", "llvm", "array_floor"]
+WORKLOAD_ORDER = ["push_back", "copy", "move", "insert_mid_string", "iterate",
+                  "tokenize", "build_tokens", "tokenize_sweep", "build_tokens_sweep",
+                  "construct", "construct_2t", "find", "compare", "append", "equal"]
 PEERS = ["boost", "absl", "llvm"]
 BASELINE = "lowalloc"
+BASELINES = [BASELINE, "std_string"]  # a group's baseline: the first of these it has
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -37,6 +45,7 @@ class Row:
         self.median = None   # ns
         self.cv = None       # only when read from aggregates
         self.error = None
+        self.tokens = None   # the "tokens" counter (tokens per iteration), if any
 
     def finish(self):
         if self.times:
@@ -52,6 +61,11 @@ class Row:
         if self.cv is not None:
             return f"cv {self.cv * 100.0:.1f}%"
         return "n/a"
+
+    def tokens_per_s(self):
+        if self.error or not self.tokens or not self.median:
+            return None
+        return self.tokens / self.median * 1e9
 
 
 def split_name(name):
@@ -84,6 +98,8 @@ def load(paths, time_key):
                 row.error = b.get("error_message", "error")
                 continue
             scale = TO_NS[b.get("time_unit", "ns")]
+            if "tokens" in b and b.get("run_type") != "aggregate":
+                row.tokens = b["tokens"]
             if b.get("run_type") == "aggregate":
                 aggregates.setdefault((group, impl), {})[b.get("aggregate_name")] = b
             else:
@@ -95,6 +111,7 @@ def load(paths, time_key):
                 continue
             med = agg["median"]
             row.median = med[time_key] * TO_NS[med.get("time_unit", "ns")]
+            row.tokens = med.get("tokens", row.tokens)
             if "cv" in agg:
                 row.cv = agg["cv"][time_key]
     for rows in groups.values():
@@ -108,7 +125,8 @@ def group_key(group):
     """Known workloads first in WORKLOAD_ORDER, then by name; params numerically."""
     workload, _, param = group.partition("/")
     rank = WORKLOAD_ORDER.index(workload) if workload in WORKLOAD_ORDER else len(WORKLOAD_ORDER)
-    num = int(param) if param.isdigit() else -1
+    lead = param.split("/", 1)[0]  # "16/threads:2" sorts as 16
+    num = int(lead) if lead.isdigit() else -1
     return (rank, workload, num, param)
 
 
@@ -134,6 +152,21 @@ def ordered(rows):
     known = [rows[i] for i in IMPL_ORDER if i in rows]
     others = [r for i, r in rows.items() if i not in IMPL_ORDER]
     return known + others
+
+
+def fmt_rate(per_s):
+    if per_s is None:
+        return "n/a"
+    if per_s >= 1e6:
+        return f"{per_s / 1e6:.1f} M/s"
+    return f"{per_s / 1e3:.1f} k/s"
+
+
+def baseline_of(rows):
+    for impl in BASELINES:
+        if impl in rows:
+            return impl
+    return BASELINE
 
 
 def median_of(rows, impl):
@@ -194,15 +227,115 @@ def push_back_summary(groups, out):
 
 
 def group_table(name, rows, out):
-    base = median_of(rows, BASELINE)
+    baseline = baseline_of(rows)
+    base = median_of(rows, baseline)
+    tokens = any(row.tokens for row in rows.values())
     out.append(f"### {name}")
     out.append("")
-    out.append("| impl | median | spread | / lowalloc |")
-    out.append("|---|---:|---:|---:|")
+    out.append(f"| impl | median | spread | / {baseline} |" + (" tokens/s |" if tokens else ""))
+    out.append("|---|---:|---:|---:|" + ("---:|" if tokens else ""))
     for row in ordered(rows):
         t = None if row.error else row.median
-        out.append(f"| {row.impl} | {fmt_time(t)} | {row.spread()} | {fmt_ratio(t, base)} |")
+        line = f"| {row.impl} | {fmt_time(t)} | {row.spread()} | {fmt_ratio(t, base)} |"
+        if tokens:
+            line += f" {fmt_rate(row.tokens_per_s())} |"
+        out.append(line)
     out.append("")
+
+
+# --- string summaries (bench_string) -------------------------------------------------------------
+
+def speedup(rows, impl, over):
+    """How many times faster impl is than `over` (ratio of median times), or None."""
+    t, base = median_of(rows, impl), median_of(rows, over)
+    if t is None or base is None or t == 0:
+        return None
+    return base / t
+
+
+def fmt_x(x):
+    return "n/a" if x is None else f"{x:.2f}x"
+
+
+def tokenize_summary(groups, out):
+    for workload, what in (("tokenize", "the tokenizer (scan + strings)"),
+                           ("build_tokens", "the strings alone (no scan)")):
+        rows = groups.get(workload)
+        if not rows:
+            continue
+        out.append(f"### {workload}: tokens per second, {what}")
+        out.append("")
+        out.append("| impl | tokens/s | time per run | spread | speed-up vs std_string "
+                   "| speed-up vs boost |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for row in ordered(rows):
+            t = None if row.error else row.median
+            out.append(f"| {row.impl} | {fmt_rate(row.tokens_per_s())} | {fmt_time(t)} "
+                       f"| {row.spread()} | {fmt_x(speedup(rows, row.impl, 'std_string'))} "
+                       f"| {fmt_x(speedup(rows, row.impl, 'boost'))} |")
+        out.append("")
+
+
+def sweep_summary(groups, out):
+    for workload in ("tokenize_sweep", "build_tokens_sweep"):
+        keys = [g for g in groups if g.startswith(workload + "/")]
+        if not keys:
+            continue
+        impls = [i for i in IMPL_ORDER if any(i in groups[g] for g in keys)]
+        out.append(f"### {workload}: speed-up of small_string_32 against the share of tokens "
+                   "longer than 15 characters")
+        out.append("")
+        out.append("| tokens > 15 chars | " + " | ".join(f"{i} tokens/s (spread)" for i in impls)
+                   + " | small_string_32 vs std_string | small_string_32 vs boost |")
+        out.append("|---:|" + "---:|" * (len(impls) + 2))
+        for g in keys:
+            rows = groups[g]
+            cells = []
+            for i in impls:
+                row = rows.get(i)
+                cells.append("n/a" if row is None else
+                             f"{fmt_rate(row.tokens_per_s())} ({row.spread()})")
+            out.append(f"| {g.split('/', 1)[1]}% | " + " | ".join(cells)
+                       + f" | {fmt_x(speedup(rows, 'small_string_32', 'std_string'))}"
+                       f" | {fmt_x(speedup(rows, 'small_string_32', 'boost'))} |")
+        out.append("")
+
+
+def matrix_summary(title, keys, groups, out, label):
+    """One row per group, one column per impl (median and spread), then each impl / baseline."""
+    if not keys:
+        return
+    impls = [i for i in IMPL_ORDER if any(i in groups[g] for g in keys)]
+    others = [i for i in impls if i != "std_string"]
+    out.append(f"### {title}")
+    out.append("")
+    out.append(f"| {label} | " + " | ".join(impls) + " | "
+               + " | ".join(f"{i} / std_string" for i in others) + " |")
+    out.append("|---|" + "---:|" * (len(impls) + len(others)))
+    for g in keys:
+        rows = groups[g]
+        cells = []
+        for i in impls:
+            row = rows.get(i)
+            cells.append("n/a" if row is None or row.error else
+                         f"{fmt_time(row.median)} ({row.spread()})")
+        ratios = [fmt_ratio(median_of(rows, i), median_of(rows, "std_string")) for i in others]
+        name = g if label == "operation" else g.split("/", 1)[1].replace("/threads:2", "")
+        out.append(f"| {name} | "
+                   + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    out.append("")
+
+
+def string_summaries(groups, out):
+    tokenize_summary(groups, out)
+    sweep_summary(groups, out)
+    matrix_summary("construct: construction + destruction of one string, 1 thread",
+                   [g for g in groups if g.startswith("construct/")], groups, out, "length")
+    matrix_summary("construct_2t: the same on 2 threads at once (CPU time per string and thread)",
+                   [g for g in groups if g.startswith("construct_2t/")], groups, out, "length")
+    ops = [g for g in groups if g.split("/", 1)[0] in ("find", "compare", "append", "equal")]
+    matrix_summary("operations on short (10) and long (200 chars) strings", ops, groups, out,
+                   "operation")
 
 
 def sizeof_table(contexts, out):
@@ -239,6 +372,7 @@ def main(argv):
     print_context(contexts, time_key, args.command, out)
     out.append("")
     push_back_summary(groups, out)
+    string_summaries(groups, out)
     for name, rows in groups.items():
         group_table(name, rows, out)
     sizeof_table(contexts, out)

@@ -62,13 +62,19 @@ for bin in "$bench_dir"/bench_*; do
   rm -f "$json"
   "${pin[@]}" "$bin" "${args[@]}" --benchmark_out="$json" >&2
   if [ ! -s "$json" ]; then
+    # A filter that matches none of this binary's benchmarks: nothing to report from it.
+    if [ -n "$filter" ]; then
+      echo "$0: $name: no benchmark matches '$filter', skipped" >&2
+      rm -f "$json"
+      continue
+    fi
     echo "$0: $name wrote no results" >&2
     exit 1
   fi
   results+=("$json")
 done
 if [ ${#results[@]} -eq 0 ]; then
-  echo "$0: no benchmark binaries in $bench_dir" >&2
+  echo "$0: no benchmark binaries in $bench_dir${filter:+ with a benchmark matching '$filter'}" >&2
   exit 1
 fi
 
