@@ -5,8 +5,11 @@
 set -euo pipefail
 
 what=${1:-build}
+# The tracer needs pkg-config, zstd and elfutils' libdw; its tests compare with libunwind and
+# heaptrack (skipped where heaptrack is missing, but CI installs it).
 packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev
-          libboost-dev libabsl-dev llvm-14-dev)
+          libboost-dev libabsl-dev llvm-14-dev
+          pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev heaptrack)
 case "$what" in
   build|bench) ;;
   *) echo "usage: $0 [build|bench]" >&2; exit 64 ;;
@@ -15,6 +18,7 @@ esac
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "lowalloc: not a Debian/Ubuntu system; please install: ${packages[*]}" >&2
   echo "(CMake >= 3.21, Ninja, a C++17 compiler, GoogleTest, Google Benchmark," >&2
+  echo " zstd, elfutils libdw, libunwind, heaptrack," >&2
   echo " and for the benchmarks Boost, Abseil and LLVM 14 headers)" >&2
   exit 1
 fi

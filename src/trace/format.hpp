@@ -1,0 +1,60 @@
+// The lowalloc trace file format, version 1: constants shared by the recorder and the reader.
+// docs/trace-format.md describes every field.
+#ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
+#define LOWALLOC_SRC_TRACE_FORMAT_HPP
+
+#include <cstdint>
+
+namespace lowalloc::trace_format {
+
+inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
+inline constexpr std::uint16_t version = 1;
+inline constexpr std::uint16_t file_header_size = 16;
+
+inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endian
+inline constexpr std::uint32_t block_header_size = 16;
+inline constexpr std::uint32_t max_block_bytes = 16u << 20;
+inline constexpr std::uint32_t max_string_bytes = 64u << 10;
+
+enum tag : std::uint8_t {
+  tag_time = 0x01,
+  tag_process = 0x02,
+  tag_thread = 0x03,
+  tag_module = 0x04,
+  tag_unmodule = 0x05,
+  tag_stack = 0x06,
+  tag_reset = 0x07,
+  tag_alloc = 0x10,  // 0x10..0x17, low 3 bits: alloc_kind
+  tag_free = 0x18,
+  tag_lost = 0x19,
+  tag_end = 0x1A,
+  tag_free_local = 0x1B,
+  tag_addresses = 0x1C,
+  tag_exec = 0x1D,
+};
+
+enum alloc_kind : std::uint8_t {
+  kind_malloc = 0,
+  kind_calloc = 1,
+  kind_realloc = 2,
+  kind_reallocarray = 3,
+  kind_posix_memalign = 4,
+  kind_aligned_alloc = 5,
+  kind_memalign = 6,
+  kind_valloc = 7,  // valloc and pvalloc
+};
+
+inline constexpr std::uint64_t process_flag_fork_child = 1;
+inline constexpr std::uint64_t process_flag_exec = 2;
+
+// Environment between `lowalloc run` and the recorder.
+inline constexpr const char* env_file = "LOWALLOC_TRACE_FILE";          // output path
+inline constexpr const char* env_first = "LOWALLOC_TRACE_FIRST_PID";    // pid that owns env_file
+inline constexpr const char* env_manifest = "LOWALLOC_TRACE_MANIFEST";  // files written, errors
+inline constexpr const char* env_fork = "LOWALLOC_TRACE_FORK";          // "0": children untraced
+inline constexpr const char* env_exec = "LOWALLOC_TRACE_EXEC";          // "1": follow exec
+inline constexpr const char* env_depth = "LOWALLOC_TRACE_DEPTH";        // max frames per stack
+
+}  // namespace lowalloc::trace_format
+
+#endif

@@ -1,0 +1,808 @@
+// DWARF CFI unwinder for x86_64 Linux, reduced to one cached rule per return address:
+//   CFA = rsp + k | rbp + k | *(rbp + k)   (the last one: GCC's DRAP stack realignment)
+//   return address at CFA - 8
+//   rbp unchanged | saved at CFA + k | saved at rbp + k (DRAP)
+// Anything else (signal frames, register-held return addresses, other expressions) stops the walk.
+#include "trace/unwind.hpp"
+
+#include <elf.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstring>
+#include <new>
+
+namespace lowalloc::trace {
+namespace {
+
+// ---- the per-thread rule cache ------------------------------------------------------------------
+
+// The first two are the fast path; with them rbp is unchanged or at CFA + rbp_offset (<= -8).
+enum cfa_kind : std::uint8_t {
+  cfa_rsp = 0,        // CFA = rsp + cfa_offset
+  cfa_rbp = 1,        // CFA = rbp + cfa_offset
+  cfa_rbp_deref = 2,  // CFA = *(rbp + cfa_offset)
+  cfa_frame_ptr = 3,  // no FDE: CFA = rbp + 16 if rbp looks like a frame pointer
+  cfa_stop = 4,       // outermost frame or unsupported rule
+};
+
+enum rbp_kind : std::uint8_t {
+  rbp_same = 0,    // rbp unchanged by this frame
+  rbp_at_cfa = 1,  // caller's rbp saved at CFA + rbp_offset
+  rbp_at_rbp = 2,  // caller's rbp saved at rbp + rbp_offset (with cfa_rbp_deref only)
+};
+
+struct rule {
+  std::int32_t cfa_offset;
+  std::int16_t rbp_offset;
+  std::uint8_t cfa;  // cfa_kind
+  std::uint8_t rbp;  // rbp_kind
+};
+
+struct entry {
+  std::uintptr_t key;  // return address; 0 = empty (the memory comes zero-filled)
+  rule r;
+};
+static_assert(sizeof(entry) == 16, "two entries per 32-byte set");
+
+constexpr unsigned set_bits = 13;  // 8192 sets x 2 ways x 16 bytes = 256 KiB
+constexpr std::size_t set_count = std::size_t{1} << set_bits;
+
+// The low bits of return addresses are spread well enough; any mixing would lengthen the critical
+// path (return address -> entry -> CFA -> return address) by ~15%.
+inline std::size_t set_index(std::uintptr_t key) noexcept {
+  return static_cast<std::size_t>(key & (set_count - 1));
+}
+
+constexpr rule stop_rule = {0, 0, cfa_stop, rbp_same};
+constexpr rule frame_ptr_rule = {16, -16, cfa_frame_ptr, rbp_at_cfa};
+
+// ---- bounded reads of .eh_frame_hdr / .eh_frame ------------------------------------------------
+
+// Reads [p, end); any overrun clears ok and yields zeros, so parsers check ok once at the end.
+struct reader {
+  std::uintptr_t p;
+  std::uintptr_t end;
+  bool ok;
+
+  template <class T>
+  T read() noexcept {
+    T v{};
+    if (!ok || p > end || end - p < sizeof(T)) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, reinterpret_cast<const void*>(p), sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+  std::uint8_t u8() noexcept { return read<std::uint8_t>(); }
+  std::uint64_t uleb() noexcept {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; ok; shift += 7) {
+      const std::uint8_t b = u8();
+      if (shift < 64) v |= std::uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) break;
+      if (shift > 70) ok = false;  // garbage, not a LEB128
+    }
+    return v;
+  }
+  std::int64_t sleb() noexcept {
+    std::uint64_t v = 0;
+    unsigned shift = 0;
+    std::uint8_t b = 0;
+    do {
+      b = u8();
+      if (shift < 64) v |= std::uint64_t{b & 0x7fu} << shift;
+      shift += 7;
+      if (shift > 77) ok = false;
+    } while (ok && (b & 0x80) != 0);
+    if (shift < 64 && (b & 0x40) != 0) v |= ~std::uint64_t{0} << shift;
+    return static_cast<std::int64_t>(v);
+  }
+  void skip(std::uint64_t n) noexcept {
+    if (!ok || p > end || end - p < n) {
+      ok = false;
+      return;
+    }
+    p += static_cast<std::uintptr_t>(n);
+  }
+};
+
+constexpr std::uint8_t pe_omit = 0xff;
+constexpr std::uint8_t pe_indirect = 0x80;
+
+// The raw value of a DW_EH_PE_* encoded field, without applying its base.
+std::uintptr_t read_raw(reader& r, std::uint8_t enc) noexcept {
+  switch (enc & 0x0f) {
+    case 0x00:
+      return r.read<std::uint64_t>();  // absptr
+    case 0x01:
+      return r.uleb();
+    case 0x02:
+      return r.read<std::uint16_t>();
+    case 0x03:
+      return r.read<std::uint32_t>();
+    case 0x04:
+      return r.read<std::uint64_t>();
+    case 0x09:
+      return static_cast<std::uintptr_t>(r.sleb());
+    case 0x0a:
+      return static_cast<std::uintptr_t>(std::intptr_t{r.read<std::int16_t>()});
+    case 0x0b:
+      return static_cast<std::uintptr_t>(std::intptr_t{r.read<std::int32_t>()});
+    case 0x0c:
+      return static_cast<std::uintptr_t>(r.read<std::int64_t>());
+    default:
+      r.ok = false;
+      return 0;
+  }
+}
+
+// An encoded pointer: absptr, pcrel or datarel (relative to data_base); no indirection.
+std::uintptr_t read_pointer(reader& r, std::uint8_t enc, std::uintptr_t data_base) noexcept {
+  const std::uintptr_t field = r.p;
+  std::uintptr_t v = read_raw(r, enc);
+  switch (enc & 0x70) {
+    case 0x00:
+      break;
+    case 0x10:
+      v += field;
+      break;
+    case 0x30:
+      if (data_base == 0) r.ok = false;
+      v += data_base;
+      break;
+    default:
+      r.ok = false;
+      break;  // textrel/funcrel/aligned: never emitted for x86_64 FDEs
+  }
+  if ((enc & pe_indirect) != 0) r.ok = false;
+  return v;
+}
+
+// ---- modules ------------------------------------------------------------------------------------
+
+struct module_info {
+  std::uintptr_t text_lo;  // union of the executable PT_LOADs
+  std::uintptr_t text_hi;
+  std::uintptr_t table;  // .eh_frame_hdr search table (datarel|sdata4 pairs), 0 if unusable
+  std::uintptr_t hdr;    // .eh_frame_hdr: base of the table's datarel values
+  std::size_t fde_count;
+  std::uintptr_t eh_lo;  // the PT_LOAD holding .eh_frame: bound for every CIE/FDE read
+  std::uintptr_t eh_hi;
+};
+
+constexpr std::size_t max_modules = 512;
+
+// Written under the spinlock; read under it too (only on cache misses), so entries can be replaced
+// after unwind_modules_invalidate. Nothing is called while holding it: no deadlock with the loader.
+struct module_table {
+  std::atomic<bool> locked;
+  std::size_t count;
+  module_info modules[max_modules];
+};
+module_table g_modules;  // zero-initialised: no constructor runs
+
+class table_lock {
+ public:
+  table_lock() noexcept {
+    while (g_modules.locked.exchange(true, std::memory_order_acquire)) {
+      while (g_modules.locked.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+    }
+  }
+  ~table_lock() { g_modules.locked.store(false, std::memory_order_release); }
+  table_lock(const table_lock&) = delete;
+  table_lock& operator=(const table_lock&) = delete;
+};
+
+struct phdr_search {
+  std::uintptr_t pc;
+  module_info found;
+  bool ok;
+};
+
+// Parses the .eh_frame_hdr of a module found by dl_iterate_phdr.
+void parse_eh_frame_hdr(const dl_phdr_info* info, const ElfW(Phdr) * eh, module_info* m) noexcept {
+  const std::uintptr_t hdr = info->dlpi_addr + eh->p_vaddr;
+  reader r{hdr, hdr + eh->p_memsz, true};
+  const std::uint8_t version = r.u8();
+  const std::uint8_t eh_frame_ptr_enc = r.u8();
+  const std::uint8_t fde_count_enc = r.u8();
+  const std::uint8_t table_enc = r.u8();
+  if (!r.ok || version != 1 || eh_frame_ptr_enc == pe_omit) return;
+  const std::uintptr_t eh_frame = read_pointer(r, eh_frame_ptr_enc, hdr);
+  if (!r.ok) return;
+  // Bound CIE/FDE reads by the segment holding .eh_frame (its size is not in the program headers).
+  for (std::size_t i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) != 0 && eh_frame >= lo &&
+        eh_frame - lo < ph.p_memsz) {
+      m->eh_lo = lo;
+      m->eh_hi = lo + ph.p_memsz;
+    }
+  }
+  if (m->eh_hi == 0 || fde_count_enc == pe_omit || table_enc != 0x3b) return;  // datarel|sdata4
+  const std::uintptr_t count = read_pointer(r, fde_count_enc, hdr);
+  if (!r.ok || count > (r.end - r.p) / 8) return;
+  m->hdr = hdr;
+  m->table = r.p;
+  m->fde_count = count;
+}
+
+int phdr_callback(dl_phdr_info* info, std::size_t, void* data) noexcept {
+  auto* s = static_cast<phdr_search*>(data);
+  module_info m{};
+  bool contains = false;
+  const ElfW(Phdr)* eh = nullptr;
+  for (std::size_t i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_GNU_EH_FRAME) eh = &ph;
+    if (ph.p_type != PT_LOAD) continue;
+    const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    const std::uintptr_t hi = lo + ph.p_memsz;
+    if (s->pc >= lo && s->pc < hi) contains = true;
+    if ((ph.p_flags & PF_X) == 0) continue;
+    if (m.text_hi == 0 || lo < m.text_lo) m.text_lo = lo;
+    if (hi > m.text_hi) m.text_hi = hi;
+  }
+  if (!contains) return 0;
+  if (eh != nullptr) parse_eh_frame_hdr(info, eh, &m);
+  s->found = m;
+  s->ok = true;
+  return 1;
+}
+
+bool find_module(std::uintptr_t pc, module_info* out) noexcept {
+  {
+    table_lock lock;
+    for (std::size_t i = 0; i < g_modules.count; ++i) {
+      const module_info& m = g_modules.modules[i];
+      if (pc >= m.text_lo && pc < m.text_hi) {
+        *out = m;
+        return true;
+      }
+    }
+  }
+  phdr_search s{pc, {}, false};
+  dl_iterate_phdr(phdr_callback, &s);
+  if (!s.ok) return false;
+  *out = s.found;
+  table_lock lock;
+  for (std::size_t i = 0; i < g_modules.count; ++i) {
+    if (g_modules.modules[i].text_lo == s.found.text_lo) return true;  // another thread won
+  }
+  if (g_modules.count < max_modules) g_modules.modules[g_modules.count++] = s.found;
+  return true;
+}
+
+// ---- CIE / FDE parsing --------------------------------------------------------------------------
+
+constexpr unsigned reg_rbp = 6;
+constexpr unsigned reg_rsp = 7;
+constexpr unsigned reg_ra = 16;
+
+struct cie_info {
+  std::uint64_t code_align;
+  std::int64_t data_align;
+  std::uint8_t fde_enc;
+  bool has_z;
+  bool ok;  // false: unsupported (signal frame, odd augmentation or return-address column)
+  std::uintptr_t insn;
+  std::uintptr_t insn_end;
+};
+
+// Sets r.end to the end of the entry whose length field is at r.p; returns false on overrun.
+bool enter_entry(reader& r, bool* is64) noexcept {
+  std::uint64_t len = r.read<std::uint32_t>();
+  *is64 = len == 0xffffffffu;
+  if (*is64) len = r.read<std::uint64_t>();
+  if (!r.ok || len == 0 || len > r.end - r.p) return false;
+  r.end = r.p + static_cast<std::uintptr_t>(len);
+  return true;
+}
+
+cie_info parse_cie(std::uintptr_t cie, const module_info& m) noexcept {
+  cie_info c{};
+  if (cie < m.eh_lo || cie >= m.eh_hi) return c;
+  reader r{cie, m.eh_hi, true};
+  bool is64 = false;
+  if (!enter_entry(r, &is64)) return c;
+  const std::uint64_t id = is64 ? r.read<std::uint64_t>() : r.read<std::uint32_t>();
+  const std::uint8_t version = r.u8();
+  if (!r.ok || id != 0 || (version != 1 && version != 3)) return c;
+  char aug[8];
+  std::size_t aug_len = 0;
+  for (;;) {
+    const char ch = static_cast<char>(r.u8());
+    if (!r.ok) return c;
+    if (ch == '\0') break;
+    if (aug_len == sizeof aug) return c;
+    aug[aug_len++] = ch;
+  }
+  c.code_align = r.uleb();
+  c.data_align = r.sleb();
+  const std::uint64_t ra_column = version == 1 ? r.u8() : r.uleb();
+  if (!r.ok || ra_column != reg_ra) return c;
+  bool signal_frame = false;
+  if (aug_len > 0) {
+    if (aug[0] != 'z') return c;  // "eh" and other pre-'z' augmentations
+    c.has_z = true;
+    const std::uint64_t data_len = r.uleb();
+    if (!r.ok || data_len > r.end - r.p) return c;
+    const std::uintptr_t data_end = r.p + static_cast<std::uintptr_t>(data_len);
+    for (std::size_t i = 1; i < aug_len; ++i) {
+      switch (aug[i]) {
+        case 'R':
+          c.fde_enc = r.u8();
+          break;
+        case 'P':  // personality routine: not needed
+          read_raw(r, r.u8());
+          break;
+        case 'L':
+          r.u8();
+          break;
+        case 'S':
+          signal_frame = true;
+          break;
+        case 'B':
+          break;
+        default:
+          return c;
+      }
+    }
+    if (!r.ok || r.p > data_end) return c;
+    r.p = data_end;
+  }
+  c.insn = r.p;
+  c.insn_end = r.end;
+  c.ok = !signal_frame;  // a signal frame's caller registers live in a ucontext: unsupported
+  return c;
+}
+
+// ---- CFA program --------------------------------------------------------------------------------
+
+enum reg_kind : std::uint8_t {
+  reg_same = 0,
+  reg_undefined,
+  reg_offset,      // saved at CFA + off
+  reg_at_rbp,      // saved at rbp + off (DW_CFA_expression: DW_OP_breg6 off)
+  reg_unsupported  // in another register, val_* or other expressions
+};
+
+enum cfa_reg : std::uint8_t { cfa_reg_rsp, cfa_reg_rbp, cfa_reg_rbp_deref, cfa_reg_other };
+
+struct frame_state {
+  std::int64_t cfa_off;
+  std::int64_t rbp_off;
+  std::int64_t ra_off;
+  std::uint8_t cfa;  // cfa_reg
+  std::uint8_t rbp;  // reg_kind
+  std::uint8_t ra;   // reg_kind
+};
+
+constexpr std::size_t max_remembered = 8;
+
+void set_reg(frame_state& s, std::uint64_t reg, std::uint8_t kind, std::int64_t off) noexcept {
+  if (reg == reg_rbp) {
+    s.rbp = kind;
+    s.rbp_off = off;
+  } else if (reg == reg_ra) {
+    s.ra = kind;
+    s.ra_off = off;
+  }
+}
+
+void set_cfa_reg(frame_state& s, std::uint64_t reg) noexcept {
+  s.cfa = reg == reg_rsp ? cfa_reg_rsp : reg == reg_rbp ? cfa_reg_rbp : cfa_reg_other;
+}
+
+// DW_CFA_def_cfa_expression: DW_OP_breg7 N [DW_OP_breg16 ...] (the .plt FDE's rsp + N + 8 * (rip
+// past the push): rsp + N, exact enough since a PLT stub never is a return address), or
+// DW_OP_breg6 N; DW_OP_deref (DRAP). Else unsupported.
+void cfa_expression(frame_state& s, reader block) noexcept {
+  const std::uint8_t op = block.u8();
+  const std::int64_t off = block.sleb();
+  if (!block.ok) {
+    s.cfa = cfa_reg_other;
+  } else if (op == 0x77 && (block.p == block.end || block.u8() == 0x80)) {
+    s.cfa = cfa_reg_rsp;
+    s.cfa_off = off;
+  } else if (op == 0x76 && block.u8() == 0x06 && block.ok && block.p == block.end) {
+    s.cfa = cfa_reg_rbp_deref;
+    s.cfa_off = off;
+  } else {
+    s.cfa = cfa_reg_other;
+  }
+}
+
+// DW_CFA_expression for rbp: only DW_OP_breg6 N (DRAP saves rbp at the realigned rbp).
+void reg_expression(frame_state& s, std::uint64_t reg, reader block) noexcept {
+  if (reg != reg_rbp) {
+    set_reg(s, reg, reg_unsupported, 0);
+    return;
+  }
+  const std::uint8_t op = block.u8();
+  const std::int64_t off = block.sleb();
+  if (block.ok && op == 0x76 && block.p == block.end) {
+    set_reg(s, reg, reg_at_rbp, off);
+  } else {
+    set_reg(s, reg, reg_unsupported, 0);
+  }
+}
+
+// Runs the instructions in [insn, end) until the location passes `target`. `initial` is the state
+// after the CIE (for DW_CFA_restore).
+bool run_cfa(const cie_info& c, std::uintptr_t insn, std::uintptr_t end, std::uintptr_t loc,
+             std::uintptr_t target, const frame_state& initial, frame_state& s) noexcept {
+  frame_state stack[max_remembered];
+  std::size_t depth = 0;
+  reader r{insn, end, true};
+  const auto advance = [&](std::uint64_t delta) {
+    loc += static_cast<std::uintptr_t>(delta * c.code_align);
+    return loc <= target;
+  };
+  const auto restore = [&](std::uint64_t reg) {
+    if (reg == reg_rbp) {
+      s.rbp = initial.rbp;
+      s.rbp_off = initial.rbp_off;
+    } else if (reg == reg_ra) {
+      s.ra = initial.ra;
+      s.ra_off = initial.ra_off;
+    }
+  };
+  while (r.ok && r.p < r.end) {
+    const std::uint8_t op = r.u8();
+    switch (op & 0xc0) {
+      case 0x40:
+        if (!advance(op & 0x3fu)) return true;
+        continue;
+      case 0x80:
+        set_reg(s, op & 0x3fu, reg_offset, static_cast<std::int64_t>(r.uleb()) * c.data_align);
+        continue;
+      case 0xc0:
+        restore(op & 0x3fu);
+        continue;
+      default:
+        break;
+    }
+    switch (op) {
+      case 0x00:
+        break;      // nop
+      case 0x01: {  // set_loc
+        loc = read_pointer(r, c.fde_enc, 0);
+        if (loc > target) return r.ok;
+        break;
+      }
+      case 0x02:
+        if (!advance(r.u8())) return r.ok;
+        break;
+      case 0x03:
+        if (!advance(r.read<std::uint16_t>())) return r.ok;
+        break;
+      case 0x04:
+        if (!advance(r.read<std::uint32_t>())) return r.ok;
+        break;
+      case 0x05: {  // offset_extended
+        const std::uint64_t reg = r.uleb();
+        set_reg(s, reg, reg_offset, static_cast<std::int64_t>(r.uleb()) * c.data_align);
+        break;
+      }
+      case 0x06:
+        restore(r.uleb());
+        break;  // restore_extended
+      case 0x07:
+        set_reg(s, r.uleb(), reg_undefined, 0);
+        break;  // undefined
+      case 0x08:
+        set_reg(s, r.uleb(), reg_same, 0);
+        break;      // same_value
+      case 0x09: {  // register
+        set_reg(s, r.uleb(), reg_unsupported, 0);
+        r.uleb();
+        break;
+      }
+      case 0x0a:  // remember_state
+        if (depth == max_remembered) return false;
+        stack[depth++] = s;
+        break;
+      case 0x0b:  // restore_state: the CFA too (GCC relies on it after epilogues)
+        if (depth == 0) return false;
+        s = stack[--depth];
+        break;
+      case 0x0c: {  // def_cfa
+        set_cfa_reg(s, r.uleb());
+        s.cfa_off = static_cast<std::int64_t>(r.uleb());
+        break;
+      }
+      case 0x0d:
+        set_cfa_reg(s, r.uleb());
+        break;  // def_cfa_register
+      case 0x0e:
+        s.cfa_off = static_cast<std::int64_t>(r.uleb());
+        break;      // def_cfa_offset
+      case 0x0f: {  // def_cfa_expression
+        const std::uint64_t len = r.uleb();
+        const reader block{r.p, r.p + static_cast<std::uintptr_t>(len), r.ok && len <= r.end - r.p};
+        r.skip(len);
+        cfa_expression(s, block);
+        break;
+      }
+      case 0x10: {  // expression
+        const std::uint64_t reg = r.uleb();
+        const std::uint64_t len = r.uleb();
+        const reader block{r.p, r.p + static_cast<std::uintptr_t>(len), r.ok && len <= r.end - r.p};
+        r.skip(len);
+        reg_expression(s, reg, block);
+        break;
+      }
+      case 0x11: {  // offset_extended_sf
+        const std::uint64_t reg = r.uleb();
+        set_reg(s, reg, reg_offset, r.sleb() * c.data_align);
+        break;
+      }
+      case 0x12: {  // def_cfa_sf
+        set_cfa_reg(s, r.uleb());
+        s.cfa_off = r.sleb() * c.data_align;
+        break;
+      }
+      case 0x13:
+        s.cfa_off = r.sleb() * c.data_align;
+        break;      // def_cfa_offset_sf
+      case 0x14:    // val_offset
+      case 0x15: {  // val_offset_sf
+        set_reg(s, r.uleb(), reg_unsupported, 0);
+        r.uleb();  // same byte length as the sleb of _sf
+        break;
+      }
+      case 0x16: {  // val_expression
+        set_reg(s, r.uleb(), reg_unsupported, 0);
+        r.skip(r.uleb());
+        break;
+      }
+      case 0x2e:
+        r.uleb();
+        break;      // GNU_args_size
+      case 0x2f: {  // GNU_negative_offset_extended
+        const std::uint64_t reg = r.uleb();
+        set_reg(s, reg, reg_offset, -static_cast<std::int64_t>(r.uleb()) * c.data_align);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return r.ok;
+}
+
+// Finds the FDE covering `target` through the .eh_frame_hdr binary-search table.
+std::uintptr_t find_fde(const module_info& m, std::uintptr_t target) noexcept {
+  if (m.table == 0 || m.fde_count == 0) return 0;
+  std::size_t lo = 0;
+  std::size_t hi = m.fde_count;  // invariant: the answer is in [lo, hi)
+  const auto initial_loc = [&](std::size_t i) {
+    std::int32_t v;
+    std::memcpy(&v, reinterpret_cast<const void*>(m.table + i * 8), 4);
+    return m.hdr + static_cast<std::uintptr_t>(std::intptr_t{v});
+  };
+  if (target < initial_loc(0)) return 0;
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (initial_loc(mid) <= target) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  std::int32_t fde;
+  std::memcpy(&fde, reinterpret_cast<const void*>(m.table + lo * 8 + 4), 4);
+  return m.hdr + static_cast<std::uintptr_t>(std::intptr_t{fde});
+}
+
+// The rule for a return address, from its module's CFI; frame_ptr_rule when there is no FDE.
+rule compute_rule(std::uintptr_t ra) noexcept {
+  const std::uintptr_t target = ra - 1;  // inside the call instruction, not after it
+  module_info m{};
+  if (!find_module(target, &m)) return frame_ptr_rule;  // JIT or anonymous code
+  const std::uintptr_t fde = find_fde(m, target);
+  if (fde == 0) return frame_ptr_rule;
+  if (fde < m.eh_lo || fde >= m.eh_hi) return stop_rule;
+
+  reader r{fde, m.eh_hi, true};
+  bool is64 = false;
+  if (!enter_entry(r, &is64)) return stop_rule;
+  const std::uintptr_t cie_field = r.p;
+  const std::uint64_t cie_delta = is64 ? r.read<std::uint64_t>() : r.read<std::uint32_t>();
+  if (!r.ok || cie_delta == 0 || cie_delta > cie_field) return stop_rule;
+  const cie_info c = parse_cie(cie_field - static_cast<std::uintptr_t>(cie_delta), m);
+  if (!c.ok) return stop_rule;
+  const std::uintptr_t pc_begin = read_pointer(r, c.fde_enc, 0);
+  const std::uintptr_t pc_range = read_raw(r, c.fde_enc & 0x0f);
+  if (!r.ok) return stop_rule;
+  if (target < pc_begin || target - pc_begin >= pc_range) return frame_ptr_rule;  // in a gap
+  if (c.has_z) r.skip(r.uleb());
+  if (!r.ok) return stop_rule;
+
+  frame_state s{};
+  s.cfa = cfa_reg_other;  // until the CIE defines it
+  const frame_state empty = s;
+  if (!run_cfa(c, c.insn, c.insn_end, pc_begin, ~std::uintptr_t{0}, empty, s)) return stop_rule;
+  const frame_state initial = s;
+  if (!run_cfa(c, r.p, r.end, pc_begin, target, initial, s)) return stop_rule;
+
+  if (s.ra != reg_offset || s.ra_off != -8) return stop_rule;  // also: undefined RA = outermost
+  if (s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX) return stop_rule;
+  rule out{static_cast<std::int32_t>(s.cfa_off), 0, cfa_stop, rbp_same};
+  switch (s.cfa) {
+    case cfa_reg_rsp:
+      out.cfa = cfa_rsp;
+      break;
+    case cfa_reg_rbp:
+      out.cfa = cfa_rbp;
+      break;
+    case cfa_reg_rbp_deref:
+      out.cfa = cfa_rbp_deref;
+      break;
+    default:
+      return stop_rule;
+  }
+  switch (s.rbp) {
+    case reg_same:
+    case reg_undefined:
+      break;  // the caller's rbp is then irrelevant
+    case reg_offset:
+      // Below the CFA and aligned, so that the fast path only checks the slot against sp.
+      if (s.rbp_off < INT16_MIN || s.rbp_off > -8 || (s.rbp_off & 7) != 0) return stop_rule;
+      out.rbp = rbp_at_cfa;
+      out.rbp_offset = static_cast<std::int16_t>(s.rbp_off);
+      break;
+    case reg_at_rbp:
+      if (out.cfa != cfa_rbp_deref || s.rbp_off < INT16_MIN || s.rbp_off > INT16_MAX) {
+        return stop_rule;
+      }
+      out.rbp = rbp_at_rbp;
+      out.rbp_offset = static_cast<std::int16_t>(s.rbp_off);
+      break;
+    default:
+      return stop_rule;
+  }
+  return out;
+}
+
+inline std::uintptr_t load(std::uintptr_t address) noexcept {
+  return *reinterpret_cast<const std::uintptr_t*>(address);
+}
+
+inline std::uintptr_t add(std::uintptr_t base, std::int32_t offset) noexcept {
+  return base + static_cast<std::uintptr_t>(std::intptr_t{offset});
+}
+
+// The registers of one frame; [sp, stack_hi) is readable and sp is 8-aligned.
+struct frame {
+  std::uintptr_t pc;  // a return address
+  std::uintptr_t sp;
+  std::uintptr_t rbp;
+};
+
+__attribute__((noinline, cold)) rule miss(entry* set, std::uintptr_t ra) noexcept {
+  const rule r = compute_rule(ra);
+  set[1] = set[0];  // the older entry survives in the second way
+  set[0] = entry{ra, r};
+  return r;
+}
+
+struct caller_regs {
+  std::uintptr_t cfa;  // 0: stop
+  std::uintptr_t rbp;
+};
+
+// The rare rules. By value: references would keep the hot loop's registers in memory.
+__attribute__((noinline)) caller_regs slow_step(rule r, frame f, std::uintptr_t stack_hi) noexcept {
+  constexpr caller_regs stop = {0, 0};
+  std::uintptr_t cfa = 0;
+  std::uintptr_t rbp_slot = 0;
+  bool rbp_saved = true;
+  if (r.cfa == cfa_rbp_deref) {
+    const std::uintptr_t a = add(f.rbp, r.cfa_offset);
+    if (a < f.sp || a > stack_hi - 8 || (a & 7) != 0) return stop;
+    cfa = load(a);
+    rbp_saved = r.rbp == rbp_at_rbp;
+    rbp_slot = add(f.rbp, r.rbp_offset);
+  } else if (r.cfa == cfa_frame_ptr) {
+    if (f.rbp < f.sp || (f.rbp & 7) != 0) return stop;
+    cfa = f.rbp + 16;
+    rbp_slot = f.rbp;
+  } else {
+    return stop;
+  }
+  if (cfa <= f.sp || cfa > stack_hi || (cfa & 7) != 0) return stop;
+  if (rbp_saved) {
+    if (rbp_slot < f.sp || rbp_slot > stack_hi - 8 || (rbp_slot & 7) != 0) return stop;
+    f.rbp = load(rbp_slot);
+  }
+  return {cfa, f.rbp};
+}
+
+// Moves f to the caller's frame; false at the outermost frame or on anything doubtful.
+inline bool step(entry (*sets)[2], frame& f, std::uintptr_t stack_hi) noexcept {
+  entry* set = sets[set_index(f.pc)];
+  rule r;
+  if (__builtin_expect(set[0].key == f.pc, 1)) {
+    r = set[0].r;
+  } else if (set[1].key == f.pc) {
+    r = set[1].r;
+  } else {
+    r = miss(set, f.pc);
+  }
+  std::uintptr_t cfa;
+  if (__builtin_expect(r.cfa <= cfa_rbp, 1)) {
+    cfa = add(r.cfa == cfa_rsp ? f.sp : f.rbp, r.cfa_offset);
+    // Strictly increasing, on the stack, aligned: ends every walk and keeps reads in bounds.
+    if (cfa - f.sp - 1 >= stack_hi - f.sp || (cfa & 7) != 0) return false;
+    if (r.rbp == rbp_at_cfa) {
+      const std::uintptr_t slot = add(cfa, r.rbp_offset);  // <= cfa - 8, aligned
+      if (slot < f.sp) return false;
+      f.rbp = load(slot);
+    }
+  } else {
+    const caller_regs next = slow_step(r, f, stack_hi);
+    if (next.cfa == 0) return false;
+    cfa = next.cfa;
+    f.rbp = next.rbp;
+  }
+  f.pc = load(cfa - 8);
+  f.sp = cfa;
+  return f.pc != 0;
+}
+
+}  // namespace
+
+struct unwind_cache {
+  alignas(64) entry sets[set_count][2];
+};
+
+std::size_t unwind_cache_bytes() noexcept { return sizeof(unwind_cache); }
+
+unwind_cache* unwind_cache_init(void* memory) noexcept {
+  return new (memory) unwind_cache;  // trivial type: the zero-filled memory is the empty cache
+}
+
+void unwind_cache_clear(unwind_cache* cache) noexcept { std::memset(cache, 0, sizeof *cache); }
+
+std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
+                           std::uintptr_t skip_lo, std::uintptr_t skip_hi,
+                           std::uintptr_t stack_hi) noexcept {
+  // __builtin_frame_address forces a standard frame here: [fp] = caller's rbp, [fp+8] = return
+  // address, fp + 16 = caller's rsp after the call returns.
+  const auto fp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  frame f{0, fp + 16, 0};
+  if (cache == nullptr || max == 0 || stack_hi <= f.sp) return 0;
+  f.rbp = load(fp);
+  f.pc = load(fp + 8);
+  if (f.pc == 0) return 0;
+  const std::uintptr_t skip_len = skip_hi > skip_lo ? skip_hi - skip_lo : 0;
+  while (f.pc - skip_lo < skip_len) {
+    if (!step(cache->sets, f, stack_hi)) return 0;
+  }
+  std::size_t n = 0;
+  for (;;) {
+    out[n++] = f.pc;
+    if (n == max || !step(cache->sets, f, stack_hi)) return n;
+  }
+}
+
+bool module_text_range(const void* address, std::uintptr_t* lo, std::uintptr_t* hi) noexcept {
+  module_info m{};
+  if (!find_module(reinterpret_cast<std::uintptr_t>(address), &m)) return false;
+  *lo = m.text_lo;
+  *hi = m.text_hi;
+  return true;
+}
+
+void unwind_modules_invalidate() noexcept {
+  table_lock lock;
+  g_modules.count = 0;
+}
+
+}  // namespace lowalloc::trace

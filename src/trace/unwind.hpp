@@ -1,0 +1,41 @@
+// Stack capture for the recorder: return addresses from .eh_frame CFI, reduced to a tiny per-PC
+// rule cached per thread. Safe inside malloc: no allocation, no libstdc++, every stack read is
+// bounds-checked against [sp, stack_hi).
+#ifndef LOWALLOC_SRC_TRACE_UNWIND_HPP
+#define LOWALLOC_SRC_TRACE_UNWIND_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lowalloc::trace {
+
+struct unwind_cache;  // opaque, per thread
+
+// Bytes the caller must provide for one cache (256 KiB).
+std::size_t unwind_cache_bytes() noexcept;
+// memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
+unwind_cache* unwind_cache_init(void* memory) noexcept;
+// Forgets every rule (after dlclose).
+void unwind_cache_clear(unwind_cache* cache) noexcept;
+
+// Stores up to `max` return addresses of the calling thread's stack, innermost first, and returns
+// how many. Frames whose return address lies in [skip_lo, skip_hi) are skipped while they are at
+// the top of the stack; the first stored address is the return address into the first frame
+// outside that range. stack_hi: highest address of the thread's stack (exclusive). Stops at the
+// outermost frame (return address 0 / no rule / CFA out of bounds).
+__attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out,
+                                                     std::size_t max, std::uintptr_t skip_lo,
+                                                     std::uintptr_t skip_hi,
+                                                     std::uintptr_t stack_hi) noexcept;
+
+// The [lo, hi) range of the executable PT_LOAD segments of the ELF object containing `address`;
+// false if none.
+bool module_text_range(const void* address, std::uintptr_t* lo, std::uintptr_t* hi) noexcept;
+
+// Drops the global module table (text ranges and .eh_frame_hdr pointers). Call after dlclose,
+// together with unwind_cache_clear on every thread's cache.
+void unwind_modules_invalidate() noexcept;
+
+}  // namespace lowalloc::trace
+
+#endif  // LOWALLOC_SRC_TRACE_UNWIND_HPP

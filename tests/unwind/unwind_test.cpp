@@ -1,0 +1,441 @@
+// unwind_capture against glibc backtrace() (libgcc's unwinder) on real stacks: frames with and
+// without frame pointers, alloca and realigned frames, glibc and libstdc++ frames, threads.
+#include "trace/unwind.hpp"
+#include "unwind_test_support.hpp"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <ios>
+#include <locale>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace lt = lowalloc::trace;
+using unwind_test::leaf_fn;
+
+// A frame without CFI that keeps a standard frame pointer: the unwinder's fallback.
+extern "C" void unwind_test_nocfi_call(void* arg, leaf_fn leaf);
+asm(R"(
+    .text
+    .p2align 4
+    .type unwind_test_nocfi_call, @function
+unwind_test_nocfi_call:
+    push %rbp
+    mov %rsp, %rbp
+    call *%rsi
+    pop %rbp
+    ret
+    .size unwind_test_nocfi_call, .-unwind_test_nocfi_call
+)");
+
+namespace {
+
+constexpr std::size_t max_frames = 256;
+using stack = std::vector<std::uintptr_t>;
+
+struct capture {
+  std::size_t max = max_frames;  // inputs
+  std::uintptr_t skip_lo = 0;
+  std::uintptr_t skip_hi = 0;
+  std::uintptr_t stack_hi = 0;  // 0: this thread's stack top
+  bool clear_cache = false;
+  bool invalidate_modules = false;
+  std::uintptr_t ours[max_frames] = {};  // outputs
+  std::size_t n_ours = 0;
+  void* ref[max_frames] = {};
+  int n_ref = 0;
+
+  stack ours_stack() const { return stack(ours, ours + n_ours); }
+};
+
+std::uintptr_t thread_stack_hi() {
+  pthread_attr_t attr;
+  void* addr = nullptr;
+  std::size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) std::abort();
+  pthread_attr_getstack(&attr, &addr, &size);
+  pthread_attr_destroy(&attr);
+  return reinterpret_cast<std::uintptr_t>(addr) + size;
+}
+
+// One mmap'd cache per thread, as the recorder does.
+struct cache_holder {
+  void* memory = nullptr;
+  lt::unwind_cache* cache = nullptr;
+  std::uintptr_t stack_hi = 0;
+  cache_holder() {
+    memory = mmap(nullptr, lt::unwind_cache_bytes(), PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) std::abort();
+    cache = lt::unwind_cache_init(memory);
+    stack_hi = thread_stack_hi();
+  }
+  ~cache_holder() { munmap(memory, lt::unwind_cache_bytes()); }
+  cache_holder(const cache_holder&) = delete;
+  cache_holder& operator=(const cache_holder&) = delete;
+};
+
+cache_holder& this_thread() {
+  thread_local cache_holder holder;
+  return holder;
+}
+
+// Both captures from one frame: ours[0] and the reference's first entry for this frame are return
+// addresses of two neighbouring calls.
+__attribute__((noinline)) void capture_both(void* arg) {
+  auto* c = static_cast<capture*>(arg);
+  cache_holder& t = this_thread();
+  if (c->clear_cache) lt::unwind_cache_clear(t.cache);
+  if (c->invalidate_modules) lt::unwind_modules_invalidate();
+  c->n_ours = lt::unwind_capture(t.cache, c->ours, c->max, c->skip_lo, c->skip_hi,
+                                 c->stack_hi != 0 ? c->stack_hi : t.stack_hi);
+  c->n_ref = backtrace(c->ref, static_cast<int>(max_frames));
+  asm volatile("" ::: "memory");
+}
+
+// Runs body on each capture from one call site, so that their stacks compare frame by frame.
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void at_one_site(void (*body)(capture*), capture* const* cs, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) body(cs[i]);
+}
+
+void chain6(capture* c) { unwind_test::nofp::chain(6, capture_both, c); }
+
+bool near(std::uintptr_t a, std::uintptr_t b) { return (a > b ? a - b : b - a) < 96; }
+
+// The index of the first reference entry near `first`: 0, or 1 when ASan's backtrace interceptor
+// adds its own frame.
+std::size_t align_reference(void* const* ref, int n_ref, std::uintptr_t first) {
+  for (int k = 0; k < n_ref && k < 3; ++k) {
+    if (near(reinterpret_cast<std::uintptr_t>(ref[k]), first)) return static_cast<std::size_t>(k);
+  }
+  ADD_FAILURE() << "no reference frame near the first captured one";
+  return static_cast<std::size_t>(n_ref);
+}
+
+std::string module_of(std::uintptr_t address) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(address), &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fname;
+}
+
+std::string describe(const stack& s) {
+  std::ostringstream out;
+  for (std::uintptr_t a : s) {
+    Dl_info info{};
+    out << "\n  0x" << std::hex << a << std::dec;
+    if (dladdr(reinterpret_cast<void*>(a), &info) != 0) {
+      out << " " << (info.dli_fname != nullptr ? info.dli_fname : "?") << " "
+          << (info.dli_sname != nullptr ? info.dli_sname : "?");
+    }
+  }
+  return out.str();
+}
+
+// Frames 1.. of ours equal the reference's frames above capture_both.
+void expect_matches_reference(const capture& c) {
+  ASSERT_GE(c.n_ours, 2u);
+  ASSERT_GE(c.n_ref, 2);
+  const std::size_t k = align_reference(c.ref, c.n_ref, c.ours[0]);
+  stack ours(c.ours + 1, c.ours + c.n_ours);
+  stack ref;
+  for (std::size_t i = k + 1; i < static_cast<std::size_t>(c.n_ref); ++i) {
+    ref.push_back(reinterpret_cast<std::uintptr_t>(c.ref[i]));
+  }
+  EXPECT_EQ(ours, ref) << "ours:" << describe(ours) << "\nreference:" << describe(ref);
+}
+
+bool any_in_module(const stack& s, const char* name) {
+  for (std::uintptr_t a : s) {
+    if (module_of(a).find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void nofp_chain4(void* arg) { unwind_test::nofp::chain(4, capture_both, arg); }
+
+TEST(Unwind, OmitFramePointerChain) {
+  capture c;
+  unwind_test::nofp::chain(8, capture_both, &c);
+  expect_matches_reference(c);
+  EXPECT_GE(c.n_ours, 9u);
+}
+
+TEST(Unwind, FramePointerChain) {
+  capture c;
+  unwind_test::fp::chain(8, capture_both, &c);
+  expect_matches_reference(c);
+  EXPECT_GE(c.n_ours, 9u);
+}
+
+TEST(Unwind, MixedChain) {
+  capture c;
+  unwind_test::fp::chain(4, nofp_chain4, &c);
+  expect_matches_reference(c);
+  EXPECT_GE(c.n_ours, 9u);
+}
+
+TEST(Unwind, Recursion100Deep) {
+  capture c;
+  unwind_test::nofp::chain(100, capture_both, &c);
+  expect_matches_reference(c);
+  EXPECT_GE(c.n_ours, 101u);
+}
+
+TEST(Unwind, AllocaFrameAndRbpAsGeneralRegister) {
+  for (int bytes : {40, 1000}) {
+    capture c;
+    unwind_test::nofp::alloca_frame(bytes, nofp_chain4, &c);
+    expect_matches_reference(c);
+  }
+}
+
+TEST(Unwind, RealignedFrameDrap) {
+  capture c;
+  unwind_test::nofp::drap_frame(100, nofp_chain4, &c);
+  expect_matches_reference(c);
+}
+
+capture* g_qsort_capture = nullptr;
+
+int compare_and_capture(const void* a, const void* b) {
+  if (g_qsort_capture != nullptr) {
+    capture_both(g_qsort_capture);
+    g_qsort_capture = nullptr;
+  }
+  const int x = *static_cast<const int*>(a);
+  const int y = *static_cast<const int*>(b);
+  return (x > y) - (x < y);
+}
+
+__attribute__((noinline)) void sort_and_capture(capture* c) {
+  int values[64];
+  for (int i = 0; i < 64; ++i) values[i] = (i * 37) % 64;
+  g_qsort_capture = c;
+  std::qsort(values, 64, sizeof(int), compare_and_capture);
+  asm volatile("" ::: "memory");
+}
+
+TEST(Unwind, ThroughGlibcQsortComparator) {
+  capture c;
+  sort_and_capture(&c);
+  expect_matches_reference(c);
+  EXPECT_TRUE(any_in_module(c.ours_stack(), "libc.so")) << describe(c.ours_stack());
+}
+
+TEST(Unwind, CallOnceThroughPthreadOnce) {
+  capture c;
+  std::once_flag flag;
+  std::call_once(flag, [&c] { unwind_test::nofp::chain(2, capture_both, &c); });
+  expect_matches_reference(c);
+  EXPECT_TRUE(any_in_module(c.ours_stack(), "libc.so")) << describe(c.ours_stack());
+}
+
+capture* g_ios_capture = nullptr;
+
+void ios_callback(std::ios_base::event e, std::ios_base&, int) {
+  if (e == std::ios_base::imbue_event && g_ios_capture != nullptr) {
+    unwind_test::nofp::chain(2, capture_both, g_ios_capture);
+    g_ios_capture = nullptr;
+  }
+}
+
+// basic_ios<char>::imbue and ios_base::_M_call_callbacks live in libstdc++.so.
+TEST(Unwind, ThroughLibstdcxxIosCallback) {
+  capture c;
+  std::ostringstream stream;
+  stream.register_callback(ios_callback, 0);
+  g_ios_capture = &c;
+  stream.imbue(std::locale::classic());
+  ASSERT_EQ(g_ios_capture, nullptr);
+  expect_matches_reference(c);
+  EXPECT_TRUE(any_in_module(c.ours_stack(), "libstdc++")) << describe(c.ours_stack());
+}
+
+TEST(Unwind, SecondThreadUsesItsOwnStackBounds) {
+  capture c;
+  std::thread t([&c] { unwind_test::fp::chain(3, nofp_chain4, &c); });
+  t.join();
+  expect_matches_reference(c);
+  EXPECT_TRUE(any_in_module(c.ours_stack(), "libstdc++")) << describe(c.ours_stack());
+}
+
+struct asm_case {
+  capture inner;
+  void* outer[max_frames];
+  int n_outer = 0;
+};
+
+// The reference for the frames above: libgcc cannot unwind through the frame without CFI.
+__attribute__((noinline)) void call_through_nocfi(asm_case* x) {
+  x->n_outer = backtrace(x->outer, static_cast<int>(max_frames));
+  unwind_test_nocfi_call(&x->inner, capture_both);
+  asm volatile("" ::: "memory");
+}
+
+TEST(Unwind, NoCfiFrameFallsBackToFramePointer) {
+  static asm_case a;  // large: keep it off the test's stack
+  a = asm_case{};
+  call_through_nocfi(&a);
+  const capture& c = a.inner;
+  ASSERT_GE(c.n_ours, 4u);
+  const auto start = reinterpret_cast<std::uintptr_t>(&unwind_test_nocfi_call);
+  EXPECT_TRUE(c.ours[1] > start && c.ours[1] < start + 16) << describe(c.ours_stack());
+  const std::size_t k = align_reference(a.outer, a.n_outer, c.ours[2]);
+  stack ours(c.ours + 3, c.ours + c.n_ours);
+  stack ref;
+  for (std::size_t i = k + 1; i < static_cast<std::size_t>(a.n_outer); ++i) {
+    ref.push_back(reinterpret_cast<std::uintptr_t>(a.outer[i]));
+  }
+  EXPECT_EQ(ours, ref) << "ours:" << describe(c.ours_stack()) << "\nreference:" << describe(ref);
+}
+
+// Captures at one call site with different limits give prefixes of each other.
+TEST(Unwind, MaxTruncates) {
+  capture c[4];
+  const std::size_t limits[4] = {max_frames, 1, 3, 7};
+  capture* cs[4];
+  for (std::size_t i = 0; i < 4; ++i) {
+    c[i].max = limits[i];
+    cs[i] = &c[i];
+  }
+  at_one_site(chain6, cs, 4);
+  const stack full = c[0].ours_stack();
+  ASSERT_GE(full.size(), 8u);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(c[i].ours_stack(),
+              stack(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(limits[i])));
+  }
+}
+
+// The expected result of a skip range: drop the leading frames inside it.
+stack skip_leading(const stack& full, std::uintptr_t lo, std::uintptr_t hi) {
+  std::size_t i = 0;
+  while (i < full.size() && full[i] >= lo && full[i] < hi) ++i;
+  return stack(full.begin() + static_cast<std::ptrdiff_t>(i), full.end());
+}
+
+TEST(Unwind, SkipRangeOnlyAtTheTop) {
+  // The ranges come from a first capture; the comparison from a second one at the call site of the
+  // skipping captures (the frames from this test body up differ between call sites).
+  capture first;
+  capture* one[1] = {&first};
+  at_one_site(chain6, one, 1);
+  const stack top = first.ours_stack();
+  ASSERT_GE(top.size(), 8u);
+  struct range {
+    std::uintptr_t lo, hi;
+  };
+  const std::uintptr_t hull_lo = std::min(top[0], top[1]);
+  const std::uintptr_t hull_hi = std::max(top[0], top[1]) + 1;
+  const range ranges[] = {
+      {top[0], top[0] + 1},  // the innermost frame only
+      {hull_lo, hull_hi},    // capture_both, chain and the code between them
+      {top[3], top[3] + 1},  // a frame below the top: nothing skipped
+      {top[0], top[0]},      // empty
+  };
+  capture c[5];
+  capture* cs[5];
+  for (std::size_t i = 0; i < 5; ++i) {
+    if (i < 4) {
+      c[i].skip_lo = ranges[i].lo;
+      c[i].skip_hi = ranges[i].hi;
+    }
+    cs[i] = &c[i];
+  }
+  at_one_site(chain6, cs, 5);
+  const stack full = c[4].ours_stack();
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(c[i].ours_stack(), skip_leading(full, ranges[i].lo, ranges[i].hi)) << i;
+  }
+  EXPECT_EQ(c[2].ours_stack(), full);
+  EXPECT_LT(c[1].ours_stack().size(), full.size() - 1);  // the recursion was skipped too
+}
+
+TEST(Unwind, SkipOwnModuleFromInsideQsort) {
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  ASSERT_TRUE(lt::module_text_range(reinterpret_cast<const void*>(&capture_both), &lo, &hi));
+  capture full;
+  capture skipped;
+  skipped.skip_lo = lo;
+  skipped.skip_hi = hi;
+  capture* cs[2] = {&full, &skipped};
+  at_one_site(sort_and_capture, cs, 2);
+  const stack expected = skip_leading(full.ours_stack(), lo, hi);
+  EXPECT_EQ(skipped.ours_stack(), expected);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_TRUE(expected[0] < lo || expected[0] >= hi);
+  EXPECT_NE(module_of(expected[0]).find("lib"), std::string::npos);  // libc (or ASan's wrapper)
+  bool ours_later = false;  // frames of this executable below qsort are kept
+  for (std::uintptr_t a : expected) ours_later |= a >= lo && a < hi;
+  EXPECT_TRUE(ours_later) << describe(expected);
+}
+
+// Cold, warm, after clearing the cache, after dropping the module table: the same stack.
+TEST(Unwind, WarmCacheAndClearGiveTheSameStack) {
+  capture c[6];
+  capture* cs[6];
+  for (std::size_t i = 0; i < 6; ++i) cs[i] = &c[i];
+  c[3].clear_cache = true;
+  c[4].invalidate_modules = true;
+  c[5].clear_cache = true;
+  c[5].invalidate_modules = true;
+  at_one_site(sort_and_capture, cs, 6);
+  expect_matches_reference(c[0]);
+  for (std::size_t i = 1; i < 6; ++i) EXPECT_EQ(c[i].ours_stack(), c[0].ours_stack()) << i;
+}
+
+TEST(Unwind, StackBoundStopsTheWalk) {
+  capture full;
+  capture bounded;
+  // This frame's own CFA lies above its frame address: the walk ends at the return address into it.
+  bounded.stack_hi = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  capture* cs[2] = {&full, &bounded};
+  at_one_site(chain6, cs, 2);
+  ASSERT_GE(bounded.n_ours, 8u);
+  EXPECT_LT(bounded.n_ours, full.n_ours);
+  const stack f = full.ours_stack();
+  EXPECT_EQ(bounded.ours_stack(),
+            stack(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(bounded.n_ours)));
+
+  capture none;
+  none.stack_hi = 8;  // below every stack address
+  capture_both(&none);
+  EXPECT_EQ(none.n_ours, 0u);
+}
+
+TEST(Unwind, ModuleTextRange) {
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  const auto self = reinterpret_cast<std::uintptr_t>(&capture_both);
+  ASSERT_TRUE(lt::module_text_range(reinterpret_cast<const void*>(self), &lo, &hi));
+  EXPECT_TRUE(self >= lo && self < hi);
+  std::uintptr_t libc_lo = 0;
+  std::uintptr_t libc_hi = 0;
+  const auto libc_fn = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_NEXT, "getpid"));
+  ASSERT_NE(libc_fn, 0u);
+  ASSERT_TRUE(lt::module_text_range(reinterpret_cast<const void*>(libc_fn), &libc_lo, &libc_hi));
+  EXPECT_TRUE(libc_fn >= libc_lo && libc_fn < libc_hi);
+  EXPECT_TRUE(libc_hi <= lo || libc_lo >= hi);
+  int local = 0;
+  EXPECT_FALSE(lt::module_text_range(&local, &lo, &hi));
+  EXPECT_FALSE(lt::module_text_range(nullptr, &lo, &hi));
+}
+
+}  // namespace

@@ -1,0 +1,26 @@
+// Shared by the unwinder tests: stack-shaping helpers compiled with different frame-pointer flags.
+#ifndef LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
+#define LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
+
+namespace unwind_test {
+
+using leaf_fn = void (*)(void*);
+
+// unwind_test_nofp.cpp: -fomit-frame-pointer.
+namespace nofp {
+// `depth` nested noinline frames, then leaf(arg).
+int chain(int depth, leaf_fn leaf, void* arg);
+// A frame whose CFA is rbp-based (alloca) calling one that uses rbp as a general register.
+long alloca_frame(int bytes, leaf_fn leaf, void* arg);
+// Stack realignment with a dynamic allocation: GCC's DRAP, CFA = *(rbp - 8).
+long drap_frame(int bytes, leaf_fn leaf, void* arg);
+}  // namespace nofp
+
+// unwind_test_fp.cpp: -fno-omit-frame-pointer.
+namespace fp {
+int chain(int depth, leaf_fn leaf, void* arg);
+}  // namespace fp
+
+}  // namespace unwind_test
+
+#endif  // LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
