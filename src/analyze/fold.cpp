@@ -1,0 +1,247 @@
+// Which frames are allocator plumbing. The lists are by qualified name without template
+// arguments (base_name), so they match every instantiation.
+#include "analyze/fold.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+namespace lowalloc::analyze::detail {
+
+namespace {
+
+bool ident_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$';
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) noexcept {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) noexcept {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+template <std::size_t N>
+bool one_of(std::string_view s, const std::string_view (&list)[N]) noexcept {
+  return std::find(std::begin(list), std::end(list), s) != std::end(list);
+}
+
+// C allocation functions, their glibc-internal names, and the C++ allocation functions.
+constexpr std::string_view c_allocators[] = {
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "reallocarray",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "valloc",
+    "pvalloc",
+    "__libc_malloc",
+    "__libc_calloc",
+    "__libc_realloc",
+    "__libc_free",
+    "__libc_memalign",
+    "__libc_valloc",
+    "__libc_pvalloc",
+    "__posix_memalign",
+    "__libc_reallocarray",
+    "strdup",
+    "strndup",
+    "__strdup",
+    "__strndup",
+    "operator new",
+    "operator new[]",
+    "operator delete",
+    "operator delete[]",
+    "__GI___libc_malloc",
+    "__GI___libc_free",
+    "__GI___libc_realloc",
+};
+
+// Classes every member of which is allocation plumbing.
+constexpr std::string_view allocator_classes[] = {
+    "std::allocator",
+    "__gnu_cxx::new_allocator",
+    "std::__new_allocator",
+    "std::allocator_traits",
+    "__gnu_cxx::__alloc_traits",
+    "std::_Vector_base",
+    "std::__detail::_Hashtable_alloc",
+    "std::_Deque_base",
+    "std::_Fwd_list_base",
+};
+
+// Standard containers and their bases, and the members of theirs that grow or create storage.
+constexpr std::string_view container_classes[] = {
+    "std::vector",         "std::basic_string", "std::__cxx11::basic_string", "std::_Hashtable",
+    "std::_Rb_tree",       "std::_List_base",   "std::__cxx11::_List_base",   "std::list",
+    "std::__cxx11::list",  "std::deque",        "std::forward_list",          "std::_Deque_base",
+    "std::_Fwd_list_base",
+};
+
+constexpr std::string_view growth_members[] = {
+    "_M_create",
+    "_M_construct",
+    "_M_mutate",
+    "_M_realloc_insert",
+    "_M_realloc_append",
+    "_M_default_append",
+    "_M_append",
+    "_M_replace",
+    "_M_assign",
+    "reserve",
+    "_M_allocate",
+    "_M_allocate_node",
+    "_M_get_node",
+    "_M_create_node",
+    "_M_allocate_buckets",
+    "_M_rehash",
+    "_M_rehash_aux",
+    "_M_insert_unique_node",
+    "_M_insert_multi_node",
+    "_M_allocate_map",
+    "_M_create_nodes",
+    "_M_initialize_map",
+    "_M_reallocate_map",
+    "_M_reserve_map_at_back",
+    "_M_reserve_map_at_front",
+    "_M_new_elements_at_back",
+    "_M_new_elements_at_front",
+    "_M_push_back_aux",
+    "_M_push_front_aux",
+    "_M_fill_insert",
+    "_M_range_insert",
+};
+
+// lowalloc's out-of-line growth paths (small_vector_base, basic_string).
+constexpr std::string_view lowalloc_growth[] = {
+    "reallocate",   "grow_and_emplace_back", "grow_and_push_value", "relocate_around",
+    "allocate",     "allocate_and_build",    "grow_keep",           "init_heap",
+    "replace_grow",
+};
+
+std::string_view module_base(std::string_view path) noexcept {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string base_name(std::string_view s) {
+  if (const std::size_t p = s.find(" [clone"); p != std::string_view::npos) s = s.substr(0, p);
+  if (const std::size_t p = s.find('@'); p != std::string_view::npos) s = s.substr(0, p);
+  std::string out;
+  out.reserve(s.size());
+  int angle = 0;
+  int paren = 0;
+  std::size_t i = 0;
+  constexpr std::string_view anon = "(anonymous namespace)";
+  while (i < s.size()) {
+    const bool top = angle == 0 && paren == 0;
+    if (top && s.compare(i, 8, "operator") == 0 && (i == 0 || !ident_char(s[i - 1])) &&
+        (i + 8 >= s.size() || !ident_char(s[i + 8]))) {
+      out += "operator";
+      i += 8;
+      if (i < s.size() && s[i] == ' ') {
+        std::size_t j = i + 1;
+        while (j < s.size() && ident_char(s[j])) ++j;
+        const std::string_view word = s.substr(i + 1, j - i - 1);
+        if (word == "new" || word == "delete") {
+          out += ' ';
+          out += word;
+          i = j;
+          if (s.compare(i, 2, "[]") == 0) {
+            out += "[]";
+            i += 2;
+          }
+        }
+        continue;  // otherwise a conversion operator: its type follows as ordinary text
+      }
+      if (s.compare(i, 2, "()") == 0) {
+        out += "()";
+        i += 2;
+        continue;
+      }
+      while (i < s.size() && s[i] != '\0' && std::strchr("+-*/%^&|~!=<>,[]", s[i]) != nullptr)
+        out += s[i++];
+      continue;
+    }
+    if (top && s.compare(i, anon.size(), anon) == 0) {
+      out += "(anonymous\x01namespace)";  // no space: the return type ends at a space
+      i += anon.size();
+      continue;
+    }
+    const char c = s[i++];
+    if (c == '<') {
+      ++angle;
+    } else if (c == '>') {
+      if (angle > 0) --angle;
+    } else if (c == '(') {
+      ++paren;
+    } else if (c == ')') {
+      if (paren > 0) --paren;
+    } else if (top) {
+      out += c;
+    }
+  }
+  // Trailing qualifiers of member functions.
+  for (bool again = true; again;) {
+    again = false;
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    for (std::string_view q : {" const", " volatile", " &&", " &", " noexcept"}) {
+      if (ends_with(out, q)) {
+        out.resize(out.size() - q.size());
+        again = true;
+      }
+    }
+  }
+  // A return type (printed for function templates) ends at the last space before the name.
+  std::size_t name_start = 0;
+  const std::size_t op = out.rfind("operator");
+  const std::size_t space = op == std::string::npos
+                                ? out.rfind(' ')
+                                : (op == 0 ? std::string::npos : out.rfind(' ', op - 1));
+  if (space != std::string::npos) name_start = space + 1;
+  std::string name = out.substr(name_start);
+  for (char& c : name)
+    if (c == '\x01') c = ' ';
+  return name;
+}
+
+bool is_allocator_frame(const frame& f) {
+  if (f.function.empty()) return false;
+  const std::string name = base_name(f.function);
+  if (one_of(name, c_allocators)) return true;
+  const std::size_t sep = name.rfind("::");
+  if (sep != std::string::npos) {
+    const std::string_view cls = std::string_view(name).substr(0, sep);
+    const std::string_view member = std::string_view(name).substr(sep + 2);
+    if (one_of(cls, allocator_classes)) return true;
+    if (one_of(cls, container_classes) && one_of(member, growth_members)) return true;
+    if (starts_with(cls, "lowalloc::detail")) return true;
+    if (starts_with(cls, "lowalloc::") && one_of(member, lowalloc_growth)) return true;
+  }
+  // glibc's and libstdc++'s internal names of the same functions ("__GI___libc_malloc",
+  // "_int_malloc" is never a caller's frame but an alias may be).
+  const std::string_view mod = module_base(f.module);
+  if (starts_with(mod, "libc.so") || starts_with(mod, "libstdc++.so")) {
+    std::string_view n = name;
+    if (starts_with(n, "__GI_")) n.remove_prefix(5);
+    while (starts_with(n, "_")) n.remove_prefix(1);
+    if (starts_with(n, "libc_")) n.remove_prefix(5);
+    if (one_of(n, c_allocators)) return true;
+  }
+  return false;
+}
+
+std::size_t fold_count(const std::vector<frame>& stack) {
+  std::size_t n = 0;
+  while (n + 1 < stack.size() && is_allocator_frame(stack[n])) ++n;
+  return n;
+}
+
+}  // namespace lowalloc::analyze::detail

@@ -1,0 +1,192 @@
+// Symbolization with libdwfl: one Dwfl session per module, created on first use, so that
+// modules unloaded and replaced at the same addresses never overlap in one session.
+#include "analyze/symbolize.hpp"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdlib>
+#include <unordered_map>
+
+namespace lowalloc::analyze::detail {
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  if (name[0] == '_' && name[1] == 'Z') {
+    int status = 0;
+    char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    if (d != nullptr) {
+      std::string s = status == 0 ? std::string(d) : std::string(name);
+      std::free(d);
+      return s;
+    }
+  }
+  return name;
+}
+
+namespace {
+
+// The ELF symbol at pc, demangled, without a symbol version ("name@@GLIBC_2.2.5").
+std::string symbol_name(Dwfl_Module* mod, Dwarf_Addr pc) {
+  GElf_Off off = 0;
+  GElf_Sym sym;
+  std::string name = demangle(dwfl_module_addrinfo(mod, pc, &off, &sym, nullptr, nullptr, nullptr));
+  const std::size_t at = name.find('@');
+  if (at != std::string::npos && at != 0) name.resize(at);
+  return name;
+}
+
+const Dwfl_Callbacks callbacks = {
+    nullptr,  // find_elf: modules are reported with their file name
+    dwfl_standard_find_debuginfo,
+    dwfl_offline_section_address,
+    nullptr,
+};
+
+struct dwfl_deleter {
+  void operator()(Dwfl* d) const noexcept { dwfl_end(d); }
+};
+
+// The name of a subprogram or inlined subroutine DIE: the linkage name demangled (qualified,
+// with parameters), else the plain name; both through abstract_origin and specification.
+std::string die_name(Dwarf_Die* die, bool* qualified = nullptr) {
+  Dwarf_Attribute attr;
+  const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (linkage == nullptr)
+    linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  if (qualified != nullptr) *qualified = linkage != nullptr;
+  if (linkage != nullptr) return demangle(linkage);
+  const char* name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+}  // namespace
+
+struct symbolizer::impl {
+  struct session {
+    std::unique_ptr<Dwfl, dwfl_deleter> dwfl;
+    bool tried = false;
+  };
+  std::unordered_map<std::size_t, session> sessions;
+
+  Dwfl* open(std::size_t key, const module_desc& m) {
+    session& s = sessions[key];
+    if (!s.tried) {
+      s.tried = true;
+      if (!m.path.empty() && m.path[0] == '/') {
+        s.dwfl.reset(dwfl_begin(&callbacks));
+        if (s.dwfl != nullptr) {
+          dwfl_report_begin(s.dwfl.get());
+          Dwfl_Module* mod =
+              dwfl_report_elf(s.dwfl.get(), m.path.c_str(), m.path.c_str(), -1, m.bias, true);
+          dwfl_report_end(s.dwfl.get(), nullptr, nullptr);
+          if (mod == nullptr) s.dwfl.reset();
+        }
+      }
+    }
+    return s.dwfl.get();
+  }
+};
+
+symbolizer::symbolizer() : impl_(new impl) {}
+symbolizer::~symbolizer() = default;
+
+void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t address,
+                         std::vector<frame>& out) {
+  frame base;
+  base.address = address;
+  base.module = m.path;
+  base.offset = address - m.bias;
+  const std::size_t first = out.size();
+
+  Dwfl* dwfl = impl_->open(key, m);
+  // A return address points after the call: look up the call instruction itself.
+  const Dwarf_Addr pc = address == 0 ? 0 : address - 1;
+  Dwfl_Module* mod = dwfl != nullptr ? dwfl_addrmodule(dwfl, pc) : nullptr;
+  if (mod == nullptr) {
+    out.push_back(base);
+    return;
+  }
+
+  std::string file;
+  unsigned line = 0;
+  Dwarf_Addr bias = 0;
+  if (Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias)) {
+    // A line only from the unit that covers pc (else the nearest line of another unit).
+    if (Dwfl_Line* l = dwfl_module_getsrc(mod, pc)) {
+      int lineno = 0;
+      if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+        file = src;
+        line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
+      }
+    }
+    // dwarf_getscopes continues an inlined instance with its abstract origin's scopes; the
+    // concrete chain of callers comes from the innermost scope's own parents.
+    Dwarf_Die* scopes = nullptr;
+    int n = dwarf_getscopes(cu, pc - bias, &scopes);
+    if (n > 0) {
+      Dwarf_Die innermost = scopes[0];
+      std::free(scopes);
+      scopes = nullptr;
+      n = dwarf_getscopes_die(&innermost, &scopes);
+    }
+    const int lang = dwarf_srclang(cu);
+    const bool cxx = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+                     lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+    Dwarf_Files* files = nullptr;
+    std::size_t nfiles = 0;
+    const bool have_files = dwarf_getsrcfiles(cu, &files, &nfiles) == 0;
+    for (int i = 0; i < n; ++i) {
+      Dwarf_Die* die = &scopes[i];
+      const int tag = dwarf_tag(die);
+      if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+      frame f = base;
+      bool qualified = false;
+      f.function = die_name(die, &qualified);
+      if (tag == DW_TAG_subprogram && !qualified && cxx) {
+        // A C++ function with a bare DWARF name ("_M_run"): the ELF symbol is qualified.
+        std::string sym = symbol_name(mod, pc);
+        if (!sym.empty()) f.function = std::move(sym);
+      }
+      f.file = file;
+      f.line = line;
+      f.inlined = tag == DW_TAG_inlined_subroutine;
+      out.push_back(std::move(f));
+      if (tag == DW_TAG_subprogram) break;
+      // The next (outer) frame is where this inlined call was made.
+      Dwarf_Attribute attr;
+      Dwarf_Word call_file = 0;
+      Dwarf_Word call_line = 0;
+      file.clear();
+      line = 0;
+      if (have_files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &call_file) == 0 &&
+          call_file < nfiles) {
+        if (const char* f2 = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f2;
+      }
+      if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0)
+        line = static_cast<unsigned>(call_line);
+    }
+    std::free(scopes);
+  }
+
+  if (out.size() > first && out.back().inlined) {
+    // Inlined frames but no enclosing subprogram DIE: the ELF symbol names the function.
+    frame f = base;
+    f.file = file;
+    f.line = line;
+    f.function = symbol_name(mod, pc);
+    out.push_back(std::move(f));
+  } else if (out.size() == first) {
+    // No function DIE covers pc (no DWARF, or code without it like _start): the ELF symbol
+    // table, and no line (a line table would give the nearest line of some other function).
+    frame f = base;
+    f.function = symbol_name(mod, pc);
+    out.push_back(std::move(f));
+  } else if (out.back().function.empty()) {
+    out.back().function = symbol_name(mod, pc);
+  }
+}
+
+}  // namespace lowalloc::analyze::detail

@@ -1,0 +1,148 @@
+// File header, block index and payload decoding of the lowalloc trace format.
+#include "analyze/trace_reader.hpp"
+
+#include "analyze/analysis.hpp"
+#include "trace/format.hpp"
+
+#include <zstd.h>
+
+#include <cstring>
+#include <new>
+
+namespace lowalloc::analyze::detail {
+
+namespace fmt = lowalloc::trace_format;
+
+namespace {
+
+std::uint32_t load_u32(const std::uint8_t* p) noexcept {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+
+std::uint16_t load_u16(const std::uint8_t* p) noexcept {
+  return static_cast<std::uint16_t>(p[0] | p[1] << 8);
+}
+
+}  // namespace
+
+file_index index_blocks(const std::uint8_t* data, std::size_t size) {
+  if (size < fmt::file_header_size || std::memcmp(data, fmt::file_magic, 8) != 0)
+    throw trace_error("not a lowalloc trace file", 0);
+  file_index index;
+  index.version = load_u16(data + 8);
+  if (index.version != fmt::version)
+    throw trace_error("trace format version " + std::to_string(index.version) +
+                          "; this lowalloc reads version " + std::to_string(fmt::version),
+                      8);
+  const std::uint16_t header_size = load_u16(data + 10);
+  if (header_size < fmt::file_header_size || header_size > size)
+    throw trace_error("damaged file header: header size " + std::to_string(header_size), 10);
+
+  std::uint64_t offset = header_size;
+  const auto stop = [&](std::string what) {
+    index.damaged = true;
+    index.damage = std::move(what);
+    index.damage_offset = offset;
+  };
+  while (offset < size) {
+    const std::uint64_t left = size - offset;
+    if (left < fmt::block_header_size) {
+      stop("block header cut short: " + std::to_string(left) + " of " +
+           std::to_string(fmt::block_header_size) + " bytes");
+      break;
+    }
+    const std::uint8_t* h = data + offset;
+    block_ref b;
+    b.offset = offset;
+    b.compressed = load_u32(h + 4);
+    b.decompressed = load_u32(h + 8);
+    b.stream = load_u32(h + 12);
+    if (load_u32(h) != fmt::block_magic) {
+      stop("bad block magic");
+      break;
+    }
+    if (b.compressed > fmt::max_block_bytes || b.decompressed > fmt::max_block_bytes) {
+      stop("block size over the limit: " + std::to_string(b.compressed) + " compressed, " +
+           std::to_string(b.decompressed) + " decompressed bytes (at most " +
+           std::to_string(fmt::max_block_bytes) + ")");
+      break;
+    }
+    if (b.compressed > left - fmt::block_header_size) {
+      stop("block cut short: payload of " + std::to_string(b.compressed) + " bytes, " +
+           std::to_string(left - fmt::block_header_size) + " left in the file");
+      break;
+    }
+    index.blocks.push_back(b);
+    offset += fmt::block_header_size + std::uint64_t{b.compressed};
+  }
+  return index;
+}
+
+std::string_view payload_reader::string() {
+  const std::uint64_t n = varint();
+  if (n > fmt::max_string_bytes)
+    throw payload_error("string of " + std::to_string(n) + " bytes over the limit of " +
+                        std::to_string(fmt::max_string_bytes));
+  if (n > remaining()) throw_past_end();
+  const auto* s = reinterpret_cast<const char*>(p_);
+  p_ += n;
+  return {s, static_cast<std::size_t>(n)};
+}
+
+std::uint64_t payload_reader::count(std::size_t min_bytes) {
+  const std::uint64_t n = varint();
+  if (n > remaining() / min_bytes) throw_past_end();
+  return n;
+}
+
+std::uint64_t payload_reader::varint_slow() {
+  std::uint64_t v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (p_ == end_) throw_past_end();
+    const std::uint8_t b = *p_++;
+    v |= std::uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80u) == 0) {
+      if (shift == 63 && b > 1) throw_overflow();
+      return v;
+    }
+  }
+  throw_overflow();
+}
+
+void payload_reader::throw_past_end() {
+  throw payload_error("record runs past the end of the block payload");
+}
+
+void payload_reader::throw_overflow() {
+  throw payload_error("varint overflow (more than 64 bits)");
+}
+
+decompressor::decompressor() : ctx_(ZSTD_createDCtx()) {
+  if (ctx_ == nullptr) throw std::bad_alloc();
+}
+
+decompressor::~decompressor() { ZSTD_freeDCtx(ctx_); }
+
+void decompressor::decompress(const std::uint8_t* file, const block_ref& block, std::uint8_t* out) {
+  const std::uint8_t* src = file + block.offset + fmt::block_header_size;
+  const std::size_t frame = ZSTD_findFrameCompressedSize(src, block.compressed);
+  if (ZSTD_isError(frame))
+    throw payload_error(std::string("damaged zstd frame: ") + ZSTD_getErrorName(frame));
+  if (frame != block.compressed)
+    throw payload_error("the zstd frame is " + std::to_string(frame) + " bytes, the block " +
+                        std::to_string(block.compressed));
+  const unsigned long long content = ZSTD_getFrameContentSize(src, block.compressed);
+  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != block.decompressed)
+    throw payload_error("the zstd frame holds " + std::to_string(content) +
+                        " bytes, the block header says " + std::to_string(block.decompressed));
+  const std::size_t n = ZSTD_decompressDCtx(ctx_, out, block.decompressed, src, block.compressed);
+  if (ZSTD_isError(n))
+    throw payload_error(std::string("payload does not decompress (zstd: ") + ZSTD_getErrorName(n) +
+                        ")");
+  if (n != block.decompressed)
+    throw payload_error("payload decompresses to " + std::to_string(n) +
+                        " bytes, the block header says " + std::to_string(block.decompressed));
+}
+
+}  // namespace lowalloc::analyze::detail

@@ -1,0 +1,479 @@
+// The analyzer's numbers on synthetic traces with known contents (tests/support/trace_writer.hpp):
+// counts, temporary, leaks, peak, histogram, the cross-stream merge, modules and stacks.
+#include "analyze/analysis.hpp"
+#include "analyze/flat_map.hpp"
+#include "support/trace_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+
+namespace {
+
+using lowalloc::analyze::analysis;
+using lowalloc::analyze::counters;
+using lowalloc::analyze::histogram;
+using lowalloc::analyze::site;
+using lowalloc_test::trace_writer;
+
+analysis run(const trace_writer& w, bool symbolize = false) {
+  lowalloc::analyze::options o;
+  o.symbolize = symbolize;
+  return lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+}
+
+// The site whose innermost frame has this address.
+const site& site_at(const analysis& a, std::uint64_t ip) {
+  for (const site& s : a.sites)
+    if (!s.stack.empty() && s.stack[0].address == ip) return s;
+  ADD_FAILURE() << "no site at " << ip;
+  static const site none;
+  return none;
+}
+
+TEST(Analyze, CountsAllocationsFreesBytesAndKinds) {
+  trace_writer w;
+  w.block(1, 100).process(42, 7, 0, "/bin/app", {"app", "-x"}).thread(4242);
+  w.stack(1, {0x1000, 0x2000});
+  w.alloc(101, 10, 0x10000, 1, lowalloc::trace_format::kind_malloc);
+  w.alloc(102, 20, 0x10020, 1, lowalloc::trace_format::kind_calloc);
+  w.alloc(103, 30, 0x10040, 1, lowalloc::trace_format::kind_posix_memalign);
+  w.free(104, 0x10020).free(105, 0x10000);
+  w.end(106).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 3u);
+  EXPECT_EQ(a.totals.bytes_allocated, 60u);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 30u);
+  EXPECT_EQ(a.allocations_by_kind[0], 1u);
+  EXPECT_EQ(a.allocations_by_kind[1], 1u);
+  EXPECT_EQ(a.allocations_by_kind[4], 1u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.threads, 1u);
+  EXPECT_TRUE(a.complete);
+  EXPECT_TRUE(a.truncation.empty());
+  EXPECT_EQ(a.process.pid, 42u);
+  EXPECT_EQ(a.process.ppid, 7u);
+  EXPECT_EQ(a.process.exe, "/bin/app");
+  ASSERT_EQ(a.process.argv.size(), 2u);
+  EXPECT_EQ(a.process.argv[1], "-x");
+  ASSERT_EQ(a.sites.size(), 1u);
+  EXPECT_EQ(a.sites[0].stack.size(), 2u);
+  EXPECT_EQ(a.sites[0].stack[1].address, 0x2000u);
+  EXPECT_EQ(a.sites[0].totals.allocations, 3u);
+  EXPECT_EQ(a.sites[0].totals.frees, 2u);
+}
+
+TEST(Analyze, TemporaryIsPerThreadAndIgnoresFreesOfOtherAddresses) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.end_block();
+  w.block(2, 0).stack(1, {0x2000});
+  w.end_block();
+  // Stream 1: C, then B; freeing C (not the latest) does not stop B from being temporary.
+  w.block(1, 1);
+  w.alloc(1, 8, 0xC00, 1);   // C
+  w.alloc(2, 8, 0xB00, 1);   // B
+  w.free(3, 0xC00);          // C: not temporary (B was allocated after it)
+  w.free(4, 0xB00);          // B: temporary
+  w.alloc(5, 8, 0xD00, 1);   // D, freed by stream 2 below: not temporary
+  w.alloc(7, 8, 0xE00, 1);   // E
+  w.free(9, 0xE00);          // E: temporary although stream 2 allocated F in between
+  w.alloc(10, 8, 0x100, 1);  // G
+  w.alloc(11, 8, 0x200, 1);  // H
+  w.free(12, 0x100);         // G: not temporary
+  w.end_block();
+  w.block(2, 6);
+  w.free(6, 0xD00);         // D, freed by another thread right after
+  w.alloc(8, 8, 0xF00, 1);  // F
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 7u);
+  EXPECT_EQ(a.totals.frees, 5u);
+  EXPECT_EQ(a.totals.temporary, 2u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.temporary, 2u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.temporary, 0u);
+  EXPECT_EQ(a.threads, 2u);
+}
+
+TEST(Analyze, FreeByAnotherThreadOfTheLatestAllocationIsNotTemporary) {
+  // Stream 1 allocates X; stream 2 frees it and stream 3 gets X back; stream 1 frees it. (Stream
+  // 1's free is in a later block: within one block the recorder would write a FREE_LOCAL.)
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x500, 1).end_block();
+  w.block(1, 4).free(5, 0x500).end_block();
+  w.block(2, 0).free(2, 0x500).end_block();
+  w.block(3, 0).stack(1, {0x3000}).alloc(3, 8, 0x500, 1).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 2u);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.temporary, 0u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+}
+
+TEST(Analyze, TemporaryAcrossBlocksOfAStream) {
+  // The latest allocation is listed in ADDRESSES; its FREE (with the address) is in the next
+  // block, with nothing allocated by the stream in between.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x500, 1).alloc(2, 8, 0x600, 1).end_block();
+  w.block(1, 3).free(3, 0x500).free(4, 0x600).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.temporary, 1u);  // 0x600 only: 0x500 was followed by 0x600
+}
+
+TEST(Analyze, AllocationsNeitherFreedNorListedAreLost) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.alloc(1, 100, 0x500, 1).alloc(2, 50, 0x600, 1).forget(0x500);
+  w.alloc(3, 30, 0x700, 1).alloc(4, 20, 0x700, 1);  // the same address twice: the first is lost
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 4u);
+  EXPECT_EQ(a.totals.bytes_allocated, 200u);
+  EXPECT_EQ(a.lost_events, 2u);
+  EXPECT_EQ(a.totals.leaked_allocations, 2u);
+  EXPECT_EQ(a.totals.leaked_bytes, 70u);
+  EXPECT_EQ(a.totals.peak_bytes, 70u);
+}
+
+TEST(Analyze, EqualStampsFreeBeforeAnotherStreamsAllocOfTheAddress) {
+  // Stream 2 allocated X; at stamp 10 stream 2 frees X and stream 1 receives X. Stream 1 comes
+  // first at equal stamps, but its ALLOC waits for the FREE of the same stamp.
+  trace_writer w;
+  w.block(1, 10).stack(1, {0x1000}).alloc(10, 8, 0x700, 1).end_block();
+  w.block(2, 5).stack(1, {0x2000}).alloc(5, 16, 0x700, 1).end_block();
+  w.block(2, 10).free(10, 0x700).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.frees, 1u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.leaked_bytes, 8u);
+  EXPECT_EQ(a.totals.leaked_bytes, 8u);
+  EXPECT_EQ(a.totals.peak_bytes, 16u);
+}
+
+TEST(Analyze, EqualStampsAllocBeforeAnotherStreamsFreeOfTheAddress) {
+  // Stream 2 allocates X at stamp 10 and stream 1 frees it at the same stamp: the FREE waits.
+  trace_writer w;
+  w.block(1, 10).free(10, 0x700).end_block();
+  w.block(2, 10).stack(1, {0x2000}).alloc(10, 16, 0x700, 1).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.totals.leaked_allocations, 0u);
+}
+
+TEST(Analyze, ReallocIsAFreeThenAnAlloc) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.alloc(1, 16, 0x1000, 1);
+  w.realloc(2, 0x1000, 64, 0x2000, 1);   // moved: FREE old, ALLOC new
+  w.realloc(3, 0x2000, 128, 0x2000, 1);  // in place
+  w.free(4, 0x2000);
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 3u);
+  EXPECT_EQ(a.totals.bytes_allocated, 16u + 64 + 128);
+  EXPECT_EQ(a.totals.frees, 3u);
+  EXPECT_EQ(a.allocations_by_kind[lowalloc::trace_format::kind_realloc], 2u);
+  EXPECT_EQ(a.allocations_by_kind[lowalloc::trace_format::kind_malloc], 1u);
+  // Each block was freed by its thread before the thread allocated again.
+  EXPECT_EQ(a.totals.temporary, 3u);
+  EXPECT_EQ(a.totals.leaked_allocations, 0u);
+  EXPECT_EQ(a.totals.peak_bytes, 128u);
+}
+
+TEST(Analyze, PeakWithPerSiteValuesAtThePeak) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).stack(2, {0x2000});
+  w.alloc(1, 100, 0xA1, 1);  // X 100, live 100
+  w.alloc(2, 50, 0xA2, 2);   // Y 50, live 150: peak
+  w.free(3, 0xA1);           // live 50
+  w.alloc(4, 30, 0xA3, 2);   // Y 80 now, live 80: Y changed after the peak
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.peak_bytes, 150u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.peak_bytes, 100u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.peak_bytes, 50u);
+  EXPECT_EQ(a.totals.leaked_bytes, 80u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.leaked_bytes, 80u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.leaked_allocations, 2u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.leaked_allocations, 0u);
+}
+
+TEST(Analyze, PeakIsTheLatestMaximum) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).stack(2, {0x2000});
+  w.alloc(1, 100, 0xA1, 1);  // X 100
+  w.alloc(2, 50, 0xA2, 2);   // Y 50: peak 150
+  w.free(3, 0xA1);           // X 0
+  w.alloc(4, 30, 0xA3, 2);   // Y 80
+  w.alloc(5, 120, 0xA4, 1);  // X 120: live 200, the new peak (X 120, Y 80)
+  w.free(6, 0xA2);           // Y 30
+  w.free(7, 0xA4);           // X 0
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.peak_bytes, 200u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.peak_bytes, 120u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.peak_bytes, 80u);
+  EXPECT_EQ(a.totals.leaked_bytes, 30u);
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+}
+
+TEST(Analyze, PeakMatchesABruteForceReplay) {
+  // Random alloc/free sequences over three sites: the lazy snapshot against a full one.
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    trace_writer w;
+    w.block(1, 0).stack(1, {0x1000}).stack(2, {0x2000}).stack(3, {0x3000});
+    std::unordered_map<std::uint64_t, std::pair<std::uint64_t, int>> live;  // addr -> size, site
+    std::uint64_t live_bytes = 0;
+    std::uint64_t peak = 0;
+    std::uint64_t site_live[4] = {};
+    std::uint64_t site_peak[4] = {};
+    std::uint64_t t = 1;
+    for (int i = 0; i < 300; ++i, ++t) {
+      const std::uint64_t addr = 0x100 + (rng() % 40) * 16;
+      auto it = live.find(addr);
+      if (it != live.end()) {
+        w.free(t, addr);
+        live_bytes -= it->second.first;
+        site_live[it->second.second] -= it->second.first;
+        live.erase(it);
+      } else {
+        const std::uint64_t size = 1 + rng() % 1000;
+        const int s = 1 + static_cast<int>(rng() % 3);
+        w.alloc(t, size, addr, static_cast<std::uint64_t>(s));
+        live[addr] = {size, s};
+        live_bytes += size;
+        site_live[s] += size;
+        if (live_bytes > peak) {
+          peak = live_bytes;
+          for (int k = 1; k <= 3; ++k) site_peak[k] = site_live[k];
+        }
+      }
+    }
+    w.end_block();
+    const analysis a = run(w);
+    EXPECT_EQ(a.totals.peak_bytes, peak);
+    EXPECT_EQ(a.totals.leaked_bytes, live_bytes);
+    for (int k = 1; k <= 3; ++k) {
+      const std::uint64_t ip = 0x1000u * static_cast<std::uint64_t>(k);
+      bool found = false;
+      for (const site& s : a.sites) {
+        if (s.stack[0].address != ip) continue;
+        found = true;
+        EXPECT_EQ(s.totals.peak_bytes, site_peak[k]) << "round " << round << " site " << k;
+        EXPECT_EQ(s.totals.leaked_bytes, site_live[k]);
+      }
+      EXPECT_TRUE(found || site_peak[k] == 0);
+    }
+  }
+}
+
+TEST(Analyze, UnmatchedFrees) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.free(1, 0x9000);                                      // allocated before tracing started
+  w.alloc(2, 8, 0x100, 1).free(3, 0x100).free(4, 0x100);  // double free: the second is unmatched
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.unmatched_frees, 2u);
+}
+
+TEST(Analyze, HistogramBoundaries) {
+  EXPECT_EQ(histogram::bucket_of(0), 0u);
+  EXPECT_EQ(histogram::bucket_of(256), 256u);
+  EXPECT_EQ(histogram::bucket_of(257), 257u);
+  EXPECT_EQ(histogram::bucket_of(512), 257u);
+  EXPECT_EQ(histogram::bucket_of(513), 258u);
+  EXPECT_EQ(histogram::bucket_of(1024), 258u);
+  EXPECT_EQ(histogram::bucket_of(1025), 259u);
+  EXPECT_EQ(histogram::bucket_min(257), 257u);
+  EXPECT_EQ(histogram::bucket_max(257), 512u);
+  EXPECT_EQ(histogram::bucket_min(258), 513u);
+  EXPECT_EQ(histogram::bucket_max(258), 1024u);
+  const std::size_t last = histogram::bucket_of(~std::uint64_t{0});
+  EXPECT_EQ(last, histogram{}.counts.size() - 1);
+  EXPECT_EQ(histogram::bucket_max(last), ~std::uint64_t{0});
+  EXPECT_EQ(histogram::bucket_min(last), (std::uint64_t{1} << 63) + 1);
+  for (std::size_t b = 1; b < histogram{}.counts.size(); ++b)
+    EXPECT_EQ(histogram::bucket_min(b), histogram::bucket_max(b - 1) + 1) << b;
+
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  std::uint64_t t = 1;
+  std::uint64_t addr = 0x100;
+  for (std::uint64_t size : {256u, 257u, 512u, 513u, 0u, 256u})
+    w.alloc(t++, size, addr += 0x1000, 1);
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.sizes.counts[0], 1u);
+  EXPECT_EQ(a.sizes.counts[256], 2u);
+  EXPECT_EQ(a.sizes.counts[257], 2u);
+  EXPECT_EQ(a.sizes.counts[258], 1u);
+  EXPECT_EQ(a.sites[0].sizes.counts[256], 2u);
+  EXPECT_EQ(a.sites[0].sizes.counts[257], 2u);
+}
+
+TEST(Analyze, StreamsMergeByTimestampNotFileOrder) {
+  // Thread A (stream 1) allocates and frees X; thread B (stream 2) gets X later. B's block is
+  // first in the file: in file order B's block would be live when A allocates X.
+  trace_writer w;
+  w.block(2, 15).stack(1, {0x2000}).alloc(20, 64, 0x7000, 1).end_block();
+  w.block(1, 1).stack(1, {0x1000}).alloc(5, 32, 0x7000, 1).end_block();
+  w.block(1, 8).free(10, 0x7000).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 2u);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.totals.temporary, 1u);
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 64u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.leaked_bytes, 64u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.temporary, 1u);
+  EXPECT_EQ(a.totals.peak_bytes, 64u);
+}
+
+TEST(Analyze, ManyBlocksPerStreamKeepStackIdsAndResetAddressDeltas) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x5000, 1).end_block();
+  w.block(2, 0).stack(1, {0x2000}).alloc(2, 8, 0x6000, 1).end_block();
+  w.block(1, 3).alloc(3, 8, 0x5010, 1).free(4, 0x5000).end_block();
+  w.block(2, 5).alloc(5, 8, 0x6010, 1).free(6, 0x5010).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 4u);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.allocations, 2u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.allocations, 2u);
+  EXPECT_EQ(a.sites.size(), 2u);
+}
+
+TEST(Analyze, EqualStacksOfDifferentStreamsAreOneSite) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000, 0x1100}).alloc(1, 8, 0x5000, 1).end_block();
+  w.block(2, 0).stack(7, {0x1000, 0x1100}).alloc(2, 8, 0x6000, 7).end_block();
+  w.block(3, 0).stack(1, {0x1000, 0x1200}).alloc(3, 8, 0x7000, 1).end_block();
+  const analysis a = run(w);
+  ASSERT_EQ(a.sites.size(), 2u);
+  EXPECT_EQ(a.sites[0].totals.allocations, 2u);  // sorted by allocations
+  EXPECT_EQ(a.sites[1].totals.allocations, 1u);
+}
+
+TEST(Analyze, StackIdZeroIsNoStack) {
+  trace_writer w;
+  w.block(1, 0).alloc(1, 8, 0x5000, 0).end_block();
+  const analysis a = run(w);
+  ASSERT_EQ(a.sites.size(), 1u);
+  EXPECT_TRUE(a.sites[0].stack.empty());
+  EXPECT_EQ(a.sites[0].totals.allocations, 1u);
+}
+
+TEST(Analyze, ResetVoidsStackIds) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x5000, 1);
+  w.reset(2).stack(1, {0x2000}).alloc(3, 8, 0x6000, 1).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(site_at(a, 0x1000).totals.allocations, 1u);
+  EXPECT_EQ(site_at(a, 0x2000).totals.allocations, 1u);
+}
+
+TEST(Analyze, RunTimeFromTimePairs) {
+  // Ticks at 0.5 ns: TIME (1000 ticks, 0 ns) and (3000 ticks, 1000 ns); events up to 5000.
+  trace_writer w;
+  w.block(1, 1000, 0).stack(1, {0x1000}).alloc(1500, 8, 0x10, 1).end_block();
+  w.block(1, 3000, 1000).free(5000, 0x10).end_block();
+  const analysis a = run(w);
+  EXPECT_DOUBLE_EQ(a.run_time_seconds, 4000 * 0.5 / 1e9);
+
+  trace_writer same;  // one pair only: ticks are nanoseconds
+  same.block(1, 1000, 77).stack(1, {0x1000}).alloc(3000, 8, 0x10, 1).end_block();
+  EXPECT_DOUBLE_EQ(run(same).run_time_seconds, 2000 / 1e9);
+}
+
+TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();
+  EXPECT_FALSE(run(w).complete);
+  w.block(1, 5).lost(12).end(6).end_block();
+  const analysis a = run(w);
+  EXPECT_TRUE(a.complete);
+  EXPECT_EQ(a.lost_events, 12u);
+  EXPECT_TRUE(a.truncation.empty());
+}
+
+TEST(Analyze, ModulesMapAddressesAtTheStacksTime) {
+  trace_writer w;
+  w.block(1, 0);
+  w.module(1, 1, 0x400000, "/nonexistent/app", {{0x400000, 0x1000}});
+  w.module(2, 2, 0x7f0000000000, "/nonexistent/libgone.so", {{0x7f0000001000, 0x2000}});
+  w.stack(1, {0x400123, 0x7f0000001500, 0x9999});
+  w.alloc(3, 8, 0x10, 1);
+  w.unmodule(4, 2).reset(4);
+  w.module(5, 3, 0x7f0000000000, "/nonexistent/libother.so", {{0x7f0000001000, 0x100}});
+  w.stack(1, {0x400123, 0x7f0000001500});  // now outside any module's segment
+  w.alloc(6, 8, 0x20, 1);
+  w.end_block();
+  for (bool symbolize : {false, true}) {
+    const analysis a = run(w, symbolize);  // missing files: module and offset, never an error
+    ASSERT_EQ(a.sites.size(), 2u);
+    const site& first = a.sites[0].stack.size() == 3 ? a.sites[0] : a.sites[1];
+    const site& second = a.sites[0].stack.size() == 3 ? a.sites[1] : a.sites[0];
+    ASSERT_EQ(first.stack.size(), 3u);
+    EXPECT_EQ(first.stack[0].module, "/nonexistent/app");
+    EXPECT_EQ(first.stack[0].offset, 0x123u);
+    EXPECT_EQ(first.stack[0].address, 0x400123u);
+    EXPECT_TRUE(first.stack[0].function.empty());
+    EXPECT_EQ(first.stack[1].module, "/nonexistent/libgone.so");
+    EXPECT_EQ(first.stack[1].offset, 0x1500u);
+    EXPECT_TRUE(first.stack[2].module.empty());
+    ASSERT_EQ(second.stack.size(), 2u);
+    EXPECT_EQ(second.stack[0].module, "/nonexistent/app");
+    EXPECT_TRUE(second.stack[1].module.empty());
+  }
+}
+
+TEST(FlatMap, InsertFindEraseAgainstUnorderedMap) {
+  lowalloc::analyze::detail::u64_map<std::uint64_t> m;
+  std::unordered_map<std::uint64_t, std::uint64_t> ref;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 200000; ++i) {
+    std::uint64_t key = (rng() % 5000) * 16;
+    if (i % 1000 == 0) key = ~std::uint64_t{0};  // the empty-slot marker is a valid key too
+    const int op = static_cast<int>(rng() % 3);
+    if (op < 2) {
+      bool inserted = false;
+      std::uint64_t& v = m.get(key, inserted);
+      EXPECT_EQ(inserted, ref.count(key) == 0);
+      v = static_cast<std::uint64_t>(i);
+      ref[key] = v;
+    } else {
+      std::uint64_t out = 0;
+      const bool had = m.erase(key, out);
+      ASSERT_EQ(had, ref.count(key) == 1);
+      if (had) {
+        EXPECT_EQ(out, ref[key]);
+      }
+      ref.erase(key);
+    }
+    ASSERT_EQ(m.size(), ref.size());
+  }
+  for (const auto& [k, v] : ref) {
+    const std::uint64_t* p = m.find(k);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(*p, v);
+  }
+  std::size_t n = 0;
+  m.for_each([&](std::uint64_t k, std::uint64_t v) {
+    ++n;
+    EXPECT_EQ(ref.at(k), v);
+  });
+  EXPECT_EQ(n, ref.size());
+}
+
+}  // namespace

@@ -1,0 +1,315 @@
+// Damaged and foreign files: every error names what is wrong and where; damage after a good
+// block keeps what was read (analysis::truncation), damage in the first block throws.
+#include "analyze/analysis.hpp"
+#include "support/trace_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace {
+
+using lowalloc::analyze::analysis;
+using lowalloc::analyze::trace_error;
+using lowalloc_test::trace_writer;
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+analysis run(const std::string& bytes) {
+  lowalloc::analyze::options o;
+  o.symbolize = false;
+  return lowalloc::analyze::analyze_buffer(bytes.data(), bytes.size(), o);
+}
+
+// The message of the trace_error that analyzing `bytes` throws.
+std::string error_of(const std::string& bytes) {
+  try {
+    run(bytes);
+  } catch (const trace_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no trace_error";
+  return {};
+}
+
+// Two good blocks of stream 1 (two allocations each), returning the offset after them.
+std::size_t two_good_blocks(trace_writer& w) {
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x100, 1).alloc(2, 8, 0x200, 1).end_block();
+  w.block(1, 3).alloc(3, 8, 0x300, 1).alloc(4, 8, 0x400, 1).end_block();
+  return w.file().size();
+}
+
+TEST(Errors, NotATrace) {
+  EXPECT_TRUE(contains(error_of(""), "not a lowalloc trace file"));
+  EXPECT_TRUE(contains(error_of("LOWALLO"), "not a lowalloc trace file"));
+  EXPECT_TRUE(contains(error_of("LOWALLOC\x01\x00\x10"), "not a lowalloc trace file"));
+  std::string elf =
+      "\x7f"
+      "ELF";
+  elf.resize(4096, '\0');
+  EXPECT_TRUE(contains(error_of(elf), "not a lowalloc trace file"));
+  try {
+    (void)lowalloc::analyze::analyze_file("/nonexistent/trace.lat");
+    ADD_FAILURE() << "no trace_error";
+  } catch (const trace_error& e) {
+    EXPECT_TRUE(contains(std::string(e.what()), "cannot open"));
+  }
+}
+
+TEST(Errors, UnknownVersion) {
+  trace_writer w(2);
+  two_good_blocks(w);
+  const std::string m = error_of(w.file());
+  EXPECT_TRUE(contains(m, "trace format version 2; this lowalloc reads version 1"));
+}
+
+TEST(Errors, LargerHeaderIsSkipped) {
+  trace_writer w(1, 24);
+  two_good_blocks(w);
+  const analysis a = run(w.file());
+  EXPECT_EQ(a.totals.allocations, 4u);
+  EXPECT_TRUE(a.truncation.empty());
+}
+
+TEST(Errors, NoBlocks) {
+  trace_writer w;
+  EXPECT_TRUE(contains(error_of(w.file()), "no blocks"));
+}
+
+TEST(Errors, DamageInTheFirstBlockThrows) {
+  trace_writer w;
+  two_good_blocks(w);
+  std::string bytes = w.file();
+  bytes[16] = 'X';  // block magic of the first block
+  const std::string m = error_of(bytes);
+  EXPECT_TRUE(contains(m, "bad block magic"));
+  EXPECT_TRUE(contains(m, "at byte 16"));
+}
+
+TEST(Errors, CutAtABlockBoundaryIsNotDamage) {
+  trace_writer w;
+  two_good_blocks(w);
+  const analysis a = run(w.file());
+  EXPECT_TRUE(a.truncation.empty());
+  EXPECT_FALSE(a.complete);
+  EXPECT_EQ(a.totals.allocations, 4u);
+}
+
+TEST(Errors, CutInsideABlockKeepsTheBlocksBefore) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5).alloc(5, 8, 0x500, 1).end(6).end_block();
+  for (std::size_t cut : {good + 3, good + 16, w.file().size() - 1}) {
+    const analysis a = run(w.file().substr(0, cut));
+    EXPECT_EQ(a.totals.allocations, 4u) << cut;
+    EXPECT_FALSE(a.complete);
+    EXPECT_TRUE(contains(a.truncation, "cut short")) << cut;
+    EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good))) << cut;
+  }
+}
+
+TEST(Errors, SizesOverTheLimit) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5).alloc(5, 8, 0x500, 1).end_block();
+  std::string bytes = w.file();
+  bytes[good + 4 + 3] = '\x7f';  // compressed size ~2 GiB
+  analysis a = run(bytes);
+  EXPECT_TRUE(contains(a.truncation, "over the limit"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+  bytes = w.file();
+  bytes[good + 8 + 3] = '\x01';  // decompressed size 16 MiB + n
+  a = run(bytes);
+  EXPECT_TRUE(contains(a.truncation, "over the limit"));
+  EXPECT_EQ(a.totals.allocations, 4u);
+}
+
+TEST(Errors, FlippedByteInTheCompressedPayload) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5);
+  for (std::uint64_t i = 0; i < 200; ++i) w.alloc(5 + i, 8 + i, 0x1000 + i * 48, 1);
+  w.end_block();
+  const std::size_t payload = good + 16;
+  const std::size_t size = w.file().size() - payload;
+  // The checksum itself (the frame's last 4 bytes), and bytes inside the compressed data.
+  for (std::size_t at : {size - 1, size - 6, size / 2, std::size_t{4}}) {
+    std::string bytes = w.file();
+    bytes[payload + at] = static_cast<char>(bytes[payload + at] ^ 0x20);
+    const analysis a = run(bytes);
+    EXPECT_EQ(a.totals.allocations, 4u) << at;
+    EXPECT_TRUE(contains(a.truncation, "zstd")) << at;
+    EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good))) << at;
+    if (at == size - 1) {
+      EXPECT_TRUE(contains(a.truncation, "checksum"));
+    }
+  }
+}
+
+TEST(Errors, UnknownTag) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5).alloc(5, 8, 0x500, 1).raw("\x7f").end_block();
+  const analysis a = run(w.file());
+  EXPECT_EQ(a.totals.allocations, 4u);  // the damaged block is not read at all
+  EXPECT_TRUE(contains(a.truncation, "unknown record tag 0x7f"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+  EXPECT_TRUE(contains(a.truncation, "stream 1"));
+}
+
+TEST(Errors, BlockNotStartingWithTime) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.begin_block(1).alloc(5, 8, 0x500, 1).end_block();
+  const analysis a = run(w.file());
+  EXPECT_TRUE(contains(a.truncation, "TIME"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+}
+
+TEST(Errors, HugeVarintLengths) {
+  {
+    trace_writer w;
+    two_good_blocks(w);
+    std::string rec = "\x02";  // PROCESS with an exe string of 2^40 bytes
+    trace_writer::put_varint(rec, 1);
+    trace_writer::put_varint(rec, 1);
+    trace_writer::put_varint(rec, 0);
+    trace_writer::put_varint(rec, std::uint64_t{1} << 40);
+    w.block(1, 5).raw(rec).end_block();
+    const analysis a = run(w.file());
+    EXPECT_TRUE(contains(a.truncation, "string of 1099511627776 bytes over the limit"));
+  }
+  {
+    trace_writer w;
+    two_good_blocks(w);
+    std::string rec = "\x02";  // PROCESS with argc 2^60
+    trace_writer::put_varint(rec, 1);
+    trace_writer::put_varint(rec, 1);
+    trace_writer::put_varint(rec, 0);
+    trace_writer::put_string(rec, "exe");
+    trace_writer::put_varint(rec, std::uint64_t{1} << 60);
+    w.block(1, 5).raw(rec).end_block();
+    EXPECT_TRUE(contains(run(w.file()).truncation, "runs past the end"));
+  }
+  {
+    trace_writer w;
+    two_good_blocks(w);
+    std::string rec = "\x06";  // STACK with n = 2^62 frames
+    trace_writer::put_varint(rec, 1);
+    trace_writer::put_varint(rec, std::uint64_t{1} << 62);
+    w.block(1, 5).raw(rec + "\x01\x02").end_block();
+    EXPECT_TRUE(contains(run(w.file()).truncation, "runs past the end"));
+  }
+  {
+    trace_writer w;
+    const std::size_t good = two_good_blocks(w);
+    // A varint of 11 bytes, and one whose 10th byte sets bits past 64.
+    w.block(1, 5).raw(std::string("\x1a") + std::string(10, '\xff') + "\x01").end_block();
+    analysis a = run(w.file());
+    EXPECT_TRUE(contains(a.truncation, "varint overflow"));
+    EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+    trace_writer w2;
+    two_good_blocks(w2);
+    w2.block(1, 5).raw(std::string("\x1a") + std::string(9, '\xff') + "\x02").end_block();
+    EXPECT_TRUE(contains(run(w2.file()).truncation, "varint overflow"));
+  }
+}
+
+TEST(Errors, RecordRunningPastThePayload) {
+  trace_writer w;
+  two_good_blocks(w);
+  std::string rec = "\x10";  // ALLOC with its dt and size, then nothing
+  trace_writer::put_varint(rec, 1);
+  trace_writer::put_varint(rec, 8);
+  w.block(1, 5).raw(rec).end_block();
+  const analysis a = run(w.file());
+  EXPECT_TRUE(contains(a.truncation, "runs past the end of the block payload"));
+  EXPECT_EQ(a.totals.allocations, 4u);
+}
+
+TEST(Errors, StackIdUsedBeforeItIsDefined) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5).alloc(5, 8, 0x500, 5).end_block();
+  const analysis a = run(w.file());
+  EXPECT_TRUE(contains(a.truncation, "stack id 5 used before it is defined"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+
+  trace_writer first;  // in the first block: nothing readable
+  first.block(1, 0).alloc(1, 8, 0x500, 3).end_block();
+  EXPECT_TRUE(contains(error_of(first.file()), "stack id 3 used before it is defined"));
+}
+
+TEST(Errors, DamageStopsReadingAtThatBlockForAllStreams) {
+  // Stream 2's damaged block sits between two blocks of stream 1 whose events are later: the
+  // block after the damage is not read although its own stream is intact.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(10, 8, 0x100, 1).end_block();
+  const std::size_t damaged = w.file().size();
+  w.block(2, 0).stack(1, {0x2000}).alloc(1, 8, 0x200, 1).raw("\x7e").end_block();
+  w.block(1, 20).alloc(20, 8, 0x300, 1).end(30).end_block();
+  const analysis a = run(w.file());
+  EXPECT_EQ(a.totals.allocations, 1u);
+  EXPECT_FALSE(a.complete);
+  EXPECT_TRUE(contains(a.truncation, "unknown record tag 0x7e"));
+  EXPECT_TRUE(contains(a.truncation, "stream 2"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(damaged)));
+  EXPECT_EQ(a.threads, 1u);
+}
+
+TEST(Errors, BadFreeLocalAndAddresses) {
+  const auto with = [](const std::function<void(trace_writer&)>& damage) {
+    trace_writer w;
+    two_good_blocks(w);
+    w.block(1, 5).alloc(5, 8, 0x500, 1).alloc(6, 8, 0x600, 1);
+    damage(w);
+    w.end_block(false);
+    return run(w.file());
+  };
+  analysis a = with([](trace_writer& w) { w.free_local(7, 2); });
+  EXPECT_TRUE(contains(a.truncation, "FREE_LOCAL of the allocation 2 back, with 2 in the block"));
+  EXPECT_EQ(a.totals.allocations, 4u);
+  a = with([](trace_writer& w) { w.free_local(7, 0).free_local(8, 0); });
+  EXPECT_TRUE(contains(a.truncation, "frees allocation 1 of the block twice"));
+  a = with([](trace_writer& w) { w.addresses({{0, 0x500}, {2, 0x600}}); });
+  EXPECT_TRUE(contains(a.truncation, "ADDRESSES lists allocation 2 of a block with 2"));
+  a = with([](trace_writer& w) { w.free_local(7, 0).addresses({{1, 0x600}}); });
+  EXPECT_TRUE(contains(a.truncation, "which the block frees"));
+  a = with([](trace_writer& w) { w.addresses({{1, 0x600}, {1, 0x500}}); });
+  EXPECT_TRUE(contains(a.truncation, "not increasing"));
+  a = with([](trace_writer& w) { w.addresses({{0, 0x500}}).addresses({{1, 0x600}}); });
+  EXPECT_TRUE(contains(a.truncation, "a second ADDRESSES record"));
+  a = with([](trace_writer& w) { w.addresses({{0, 0x500}, {1, 0x600}}); });
+  EXPECT_TRUE(a.truncation.empty()) << a.truncation;
+  EXPECT_EQ(a.totals.allocations, 6u);
+  EXPECT_EQ(a.totals.leaked_allocations, 6u);
+}
+
+TEST(Errors, TrailingBytesAfterTheFrame) {
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.begin_block(1);
+  w.time(5, 5).alloc(5, 8, 0x500, 1);
+  const std::string payload = w.payload();
+  w.end_block_raw(trace_writer::compress(payload) + "junk", payload.size());
+  const analysis a = run(w.file());
+  EXPECT_TRUE(contains(a.truncation, "zstd frame"));
+  EXPECT_TRUE(contains(a.truncation, "at byte " + std::to_string(good)));
+}
+
+TEST(Errors, WrongDecompressedSize) {
+  trace_writer w;
+  two_good_blocks(w);
+  w.begin_block(1);
+  w.time(5, 5).alloc(5, 8, 0x500, 1);
+  const std::string payload = w.payload();
+  w.end_block_raw(trace_writer::compress(payload), payload.size() + 3);
+  EXPECT_TRUE(contains(run(w.file()).truncation, "block header says"));
+}
+
+}  // namespace

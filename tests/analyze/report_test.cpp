@@ -1,0 +1,627 @@
+// The report formats (text, JSON, folded) and `lowalloc report`'s command line: options, exit
+// status, messages. The JSON output is parsed by a small strict parser below.
+#include "analyze/report.hpp"
+#include "analyze/analysis.hpp"
+#include "cli/commands.hpp"
+#include "support/trace_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using lowalloc::analyze::analysis;
+using lowalloc::analyze::frame;
+using lowalloc::analyze::report_options;
+using lowalloc::analyze::site;
+using lowalloc::analyze::sort_key;
+using lowalloc_test::trace_writer;
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+// --- a strict JSON parser (RFC 8259), enough to check the output's structure --------------------
+
+struct json {
+  enum kind_t { null, boolean, number, string, array, object } kind = null;
+  bool b = false;
+  double n = 0;
+  std::string s;
+  std::vector<json> items;
+  std::map<std::string, json> members;
+
+  const json& operator[](const std::string& key) const {
+    static const json missing;
+    auto it = members.find(key);
+    return it == members.end() ? missing : it->second;
+  }
+  const json& operator[](std::size_t i) const { return items.at(i); }
+  bool has(const std::string& key) const { return members.count(key) != 0; }
+};
+
+class json_parser {
+ public:
+  explicit json_parser(const std::string& text) : t_(text) {}
+
+  bool parse(json& out) {
+    ws();
+    if (!value(out)) return false;
+    ws();
+    return i_ == t_.size();
+  }
+  std::size_t where() const { return i_; }
+
+ private:
+  void ws() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r'))
+      ++i_;
+  }
+  bool lit(const char* word) {
+    const std::string w(word);
+    if (t_.compare(i_, w.size(), w) != 0) return false;
+    i_ += w.size();
+    return true;
+  }
+  bool value(json& v) {
+    if (i_ >= t_.size()) return false;
+    const char c = t_[i_];
+    if (c == '{') return object(v);
+    if (c == '[') return array(v);
+    if (c == '"') {
+      v.kind = json::string;
+      return str(v.s);
+    }
+    if (c == 't' || c == 'f') {
+      v.kind = json::boolean;
+      v.b = c == 't';
+      return lit(c == 't' ? "true" : "false");
+    }
+    if (c == 'n') return lit("null");
+    return num(v);
+  }
+  bool num(json& v) {
+    const std::size_t start = i_;
+    if (i_ < t_.size() && t_[i_] == '-') ++i_;
+    if (i_ >= t_.size() || !isdigit(t_[i_])) return false;
+    if (t_[i_] == '0') {
+      ++i_;
+    } else {
+      while (i_ < t_.size() && isdigit(t_[i_])) ++i_;
+    }
+    if (i_ < t_.size() && t_[i_] == '.') {
+      ++i_;
+      if (i_ >= t_.size() || !isdigit(t_[i_])) return false;
+      while (i_ < t_.size() && isdigit(t_[i_])) ++i_;
+    }
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      if (i_ >= t_.size() || !isdigit(t_[i_])) return false;
+      while (i_ < t_.size() && isdigit(t_[i_])) ++i_;
+    }
+    v.kind = json::number;
+    v.n = std::stod(t_.substr(start, i_ - start));
+    return true;
+  }
+  static bool isdigit(char c) { return c >= '0' && c <= '9'; }
+  bool str(std::string& out) {
+    ++i_;  // opening quote
+    while (i_ < t_.size()) {
+      const auto c = static_cast<unsigned char>(t_[i_++]);
+      if (c == '"') return true;
+      if (c < 0x20) return false;  // raw control characters are not allowed
+      if (c == '\\') {
+        if (i_ >= t_.size()) return false;
+        const char e = t_[i_++];
+        if (e == 'u') {
+          if (i_ + 4 > t_.size()) return false;
+          for (int k = 0; k < 4; ++k)
+            if (!std::isxdigit(static_cast<unsigned char>(t_[i_ + static_cast<std::size_t>(k)])))
+              return false;
+          out += "\\u" + t_.substr(i_, 4);
+          i_ += 4;
+        } else if (std::string("\"\\/bfnrt").find(e) != std::string::npos) {
+          out += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+        } else {
+          return false;
+        }
+        continue;
+      }
+      if (c >= 0x80) {
+        // Well-formed UTF-8 only.
+        std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+        if (len == 0 || c > 0xF4 || i_ - 1 + len > t_.size()) return false;
+        for (std::size_t k = 1; k < len; ++k)
+          if ((static_cast<unsigned char>(t_[i_ - 1 + k]) & 0xC0) != 0x80) return false;
+        out += t_.substr(i_ - 1, len);
+        i_ += len - 1;
+        continue;
+      }
+      out += static_cast<char>(c);
+    }
+    return false;
+  }
+  bool array(json& v) {
+    v.kind = json::array;
+    ++i_;
+    ws();
+    if (i_ < t_.size() && t_[i_] == ']') {
+      ++i_;
+      return true;
+    }
+    for (;;) {
+      ws();
+      v.items.emplace_back();
+      if (!value(v.items.back())) return false;
+      ws();
+      if (i_ >= t_.size()) return false;
+      if (t_[i_] == ']') {
+        ++i_;
+        return true;
+      }
+      if (t_[i_++] != ',') return false;
+    }
+  }
+  bool object(json& v) {
+    v.kind = json::object;
+    ++i_;
+    ws();
+    if (i_ < t_.size() && t_[i_] == '}') {
+      ++i_;
+      return true;
+    }
+    for (;;) {
+      ws();
+      std::string key;
+      if (i_ >= t_.size() || t_[i_] != '"' || !str(key)) return false;
+      if (v.members.count(key) != 0) return false;  // duplicate keys are a bug here
+      ws();
+      if (i_ >= t_.size() || t_[i_++] != ':') return false;
+      ws();
+      if (!value(v.members[key])) return false;
+      ws();
+      if (i_ >= t_.size()) return false;
+      if (t_[i_] == '}') {
+        ++i_;
+        return true;
+      }
+      if (t_[i_++] != ',') return false;
+    }
+  }
+
+  const std::string& t_;
+  std::size_t i_ = 0;
+};
+
+json parse_json(const std::string& text) {
+  json v;
+  json_parser p(text);
+  EXPECT_TRUE(p.parse(v)) << "invalid JSON at byte " << p.where() << ":\n" << text;
+  return v;
+}
+
+// --- fixtures
+// -------------------------------------------------------------------------------------
+
+frame make_frame(std::uint64_t address, const std::string& function, const std::string& file,
+                 unsigned line, bool inlined = false) {
+  frame f;
+  f.address = address;
+  f.module = "/usr/bin/app";
+  f.offset = address - 0x400000;
+  f.function = function;
+  f.file = file;
+  f.line = line;
+  f.inlined = inlined;
+  return f;
+}
+
+// An analysis with three sites, written by hand.
+analysis sample() {
+  analysis a;
+  a.process.pid = 1234;
+  a.process.ppid = 1;
+  a.process.exe = "/usr/bin/app";
+  a.process.argv = {"app", "--in", "data \"1\".txt"};
+  a.complete = true;
+  a.run_time_seconds = 2.0;
+  a.threads = 2;
+  a.allocations_by_kind = {1500000, 0, 12345, 0, 0, 0, 0, 0};
+  a.unmatched_frees = 3;
+
+  site s1;
+  s1.stack = {make_frame(0x401000, "tokenize(std::string_view)", "/src/tok.hpp", 12, true),
+              make_frame(0x401000, "parse_line(std::string_view)", "/src/parser.cpp", 42),
+              make_frame(0x402000, "main", "/src/main.cpp", 10)};
+  s1.folded_frames = 4;
+  s1.totals = {1000000, 32000000, 999999, 990000, 1, 32, 3200};
+  s1.sizes.counts[32] = 1000000;
+  site s2;
+  frame bad = make_frame(0x403000, "weird;name\x01\xff", "", 0);
+  bad.module = "/usr/lib/libweird.so";
+  bad.offset = 0x3000;
+  s2.stack = {bad, make_frame(0x402010, "main", "/src/main.cpp", 11)};
+  s2.totals = {512345, 600000000, 500000, 10, 12345, 6000000, 7000000};
+  s2.sizes.counts[lowalloc::analyze::histogram::bucket_of(1000)] = 2;
+  s2.sizes.counts[lowalloc::analyze::histogram::bucket_of(300)] = 512343;
+  site s3;  // no stack
+  s3.totals = {1, 8, 1, 1, 0, 0, 8};
+  s3.sizes.counts[8] = 1;
+  a.sites = {s1, s2, s3};
+  for (const site& s : a.sites) {
+    a.totals.allocations += s.totals.allocations;
+    a.totals.bytes_allocated += s.totals.bytes_allocated;
+    a.totals.frees += s.totals.frees;
+    a.totals.temporary += s.totals.temporary;
+    a.totals.leaked_allocations += s.totals.leaked_allocations;
+    a.totals.leaked_bytes += s.totals.leaked_bytes;
+    for (std::size_t b = 0; b < s.sizes.counts.size(); ++b) a.sizes.counts[b] += s.sizes.counts[b];
+  }
+  a.totals.peak_bytes = 7003208;
+  return a;
+}
+
+std::string text_of(const analysis& a, report_options ro = {}) {
+  std::ostringstream out;
+  lowalloc::analyze::write_text(out, a, ro);
+  return out.str();
+}
+
+TEST(Report, ThousandsSeparators) {
+  using lowalloc::analyze::thousands;
+  EXPECT_EQ(thousands(0), "0");
+  EXPECT_EQ(thousands(999), "999");
+  EXPECT_EQ(thousands(1000), "1,000");
+  EXPECT_EQ(thousands(1234567), "1,234,567");
+  EXPECT_EQ(thousands(~std::uint64_t{0}), "18,446,744,073,709,551,615");
+}
+
+TEST(Report, JsonStringEscaping) {
+  using lowalloc::analyze::json_string;
+  EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(json_string(std::string("\n\t\x01\x1f\x7f", 5)), "\"\\n\\t\\u0001\\u001f\\u007f\"");
+  EXPECT_EQ(json_string("\xc3\xa9"), "\"\xc3\xa9\"");  // é stays
+  EXPECT_EQ(json_string("\xe2\x82\xac"), "\"\xe2\x82\xac\"");
+  EXPECT_EQ(json_string("\xff"), "\"\\ufffd\"");
+  EXPECT_EQ(json_string("\xc3"), "\"\\ufffd\"");                        // cut sequence
+  EXPECT_EQ(json_string("\xc0\xaf"), "\"\\ufffd\\ufffd\"");             // overlong
+  EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
+  EXPECT_EQ(json_string(std::string("\0", 1)), "\"\\u0000\"");
+}
+
+TEST(Report, TextSummaryAndSites) {
+  const analysis a = sample();
+  report_options ro;
+  ro.top = 10;
+  ro.trace_name = "app.trace";
+  const std::string t = text_of(a, ro);
+  EXPECT_TRUE(contains(t, "lowalloc report: app.trace"));
+  EXPECT_TRUE(contains(t, "process 1234 (parent 1): app --in data \"1\".txt"));
+  EXPECT_TRUE(contains(t, "\nallocations            1,512,346  756,173 per second\n"));
+  EXPECT_TRUE(contains(t, "frees"));
+  EXPECT_TRUE(contains(t, "bytes allocated"));
+  EXPECT_TRUE(contains(t, "632,000,008"));
+  EXPECT_TRUE(contains(t, "temporary"));
+  EXPECT_TRUE(contains(t, "990,011"));
+  EXPECT_TRUE(contains(t, "leaked"));
+  EXPECT_TRUE(contains(t, "peak"));
+  EXPECT_TRUE(contains(t, "7,003,208"));
+  EXPECT_TRUE(contains(t, "\nrun time                 2.000 s\n"));
+  EXPECT_TRUE(contains(t, "threads"));
+  EXPECT_TRUE(contains(t, "by function       malloc 1,500,000, realloc 12,345"));
+  EXPECT_TRUE(contains(t, "unmatched frees"));
+  EXPECT_FALSE(contains(t, "lost events"));
+  EXPECT_FALSE(contains(t, "did not finish"));
+  EXPECT_TRUE(contains(t, "3 sites by allocations"));
+  EXPECT_TRUE(contains(t, "#1  1,000,000 allocations (66 %)"));
+  EXPECT_TRUE(contains(t, "sizes 32: 1,000,000 (100 %)"));
+  EXPECT_TRUE(contains(t, "[inlined] tokenize(std::string_view) (/src/tok.hpp:12)"));
+  EXPECT_TRUE(contains(t, "parse_line(std::string_view) (/src/parser.cpp:42)"));
+  EXPECT_TRUE(contains(t, "(libweird.so+0x3000)"));
+  EXPECT_TRUE(contains(t, "sizes 257..512: 512,343 (100 %), 513..1024: 2 (0.0 %)"));
+  EXPECT_TRUE(contains(t, "weird;name?\xff (libweird.so+0x3000)"));  // control characters
+  EXPECT_TRUE(contains(t, "(no stack"));
+  // Sites in order of the key.
+  EXPECT_LT(t.find("tokenize"), t.find("weird"));
+  ro.sort = sort_key::bytes;
+  ro.top = 1;
+  const std::string by_bytes = text_of(a, ro);
+  EXPECT_TRUE(contains(by_bytes, "top 1 of 3 sites by bytes"));
+  EXPECT_TRUE(contains(by_bytes, "weird"));
+  EXPECT_FALSE(contains(by_bytes, "tokenize"));
+}
+
+TEST(Report, TextSaysWhenTheProcessDidNotFinish) {
+  analysis a = sample();
+  a.complete = false;
+  a.lost_events = 5;
+  const std::string t = text_of(a);
+  EXPECT_TRUE(contains(t,
+                       "the process did not finish (killed or crashed): counts are up to the "
+                       "last block written"));
+  EXPECT_TRUE(contains(t, "lost events"));
+  a.truncation = "bad block magic (at byte 99)";
+  EXPECT_TRUE(contains(text_of(a), "bad block magic (at byte 99)"));
+}
+
+TEST(Report, StdStringIsShortenedInTextAndFolded) {
+  analysis a;
+  site s;
+  s.stack = {make_frame(0x401000,
+                        "std::__cxx11::basic_string<char, std::char_traits<char>, "
+                        "std::allocator<char> >::_M_create(unsigned long&, unsigned long)",
+                        "", 0)};
+  s.totals.allocations = 1;
+  a.sites = {s};
+  a.totals.allocations = 1;
+  EXPECT_TRUE(contains(text_of(a), "std::string::_M_create(unsigned long&, unsigned long)"));
+  std::ostringstream folded;
+  lowalloc::analyze::write_folded(folded, a, report_options{});
+  EXPECT_EQ(folded.str(), "std::string::_M_create(unsigned long&, unsigned long) 1\n");
+  std::ostringstream js;
+  lowalloc::analyze::write_json(js, a, report_options{});
+  EXPECT_TRUE(contains(js.str(), "std::__cxx11::basic_string<char"));
+}
+
+TEST(Report, LongStacksAreCut) {
+  analysis a;
+  site s;
+  for (unsigned i = 0; i < 20; ++i)
+    s.stack.push_back(make_frame(0x401000 + i, "f" + std::to_string(i), "/src/f.cpp", i + 1));
+  s.totals.allocations = 1;
+  a.sites = {s};
+  a.totals.allocations = 1;
+  const std::string t = text_of(a);
+  EXPECT_TRUE(contains(t, "f7 ("));
+  EXPECT_FALSE(contains(t, "f8 ("));
+  EXPECT_TRUE(contains(t, "... 12 more"));
+}
+
+TEST(Report, JsonSchema) {
+  analysis a = sample();
+  a.truncation = "unknown record tag 0x7f (at byte 1234)";
+  std::ostringstream out;
+  report_options ro;
+  lowalloc::analyze::write_json(out, a, ro);
+  const json j = parse_json(out.str());
+  EXPECT_EQ(j["format_version"].n, 1);
+  EXPECT_EQ(j["process"]["pid"].n, 1234);
+  EXPECT_EQ(j["process"]["ppid"].n, 1);
+  EXPECT_EQ(j["process"]["exe"].s, "/usr/bin/app");
+  EXPECT_EQ(j["process"]["argv"][2].s, "data \"1\".txt");
+  EXPECT_TRUE(j["complete"].b);
+  EXPECT_EQ(j["truncation"].s, a.truncation);
+  EXPECT_EQ(j["run_time_seconds"].n, 2.0);
+  EXPECT_EQ(j["allocations"].n, 1512346);
+  EXPECT_EQ(j["frees"].n, 1499999 + 1);
+  EXPECT_EQ(j["bytes_allocated"].n, 632000008);
+  EXPECT_EQ(j["temporary"].n, 990011);
+  EXPECT_EQ(j["leaked"]["allocations"].n, 12346);
+  EXPECT_EQ(j["leaked"]["bytes"].n, 6000032);
+  EXPECT_EQ(j["peak"]["bytes"].n, 7003208);
+  EXPECT_EQ(j["unmatched_frees"].n, 3);
+  EXPECT_EQ(j["lost_events"].n, 0);
+  EXPECT_EQ(j["threads"].n, 2);
+  EXPECT_EQ(j["by_function"]["malloc"].n, 1500000);
+  EXPECT_EQ(j["by_function"]["realloc"].n, 12345);
+  EXPECT_TRUE(j["by_function"].has("valloc"));
+  ASSERT_EQ(j["histogram"].kind, json::array);
+  ASSERT_EQ(j["histogram"].items.size(), 4u);
+  EXPECT_EQ(j["histogram"][0]["min"].n, 8);
+  EXPECT_EQ(j["histogram"][2]["min"].n, 257);
+  EXPECT_EQ(j["histogram"][2]["max"].n, 512);
+  EXPECT_EQ(j["histogram"][2]["count"].n, 512343);
+  EXPECT_EQ(j["histogram"][3]["min"].n, 513);
+  EXPECT_EQ(j["histogram"][3]["max"].n, 1024);
+  const json& sites = j["sites"];
+  ASSERT_EQ(sites.items.size(), 3u);  // all sites by default
+  const json& s0 = sites[0];
+  EXPECT_EQ(s0["allocations"].n, 1000000);
+  EXPECT_EQ(s0["bytes_allocated"].n, 32000000);
+  EXPECT_EQ(s0["frees"].n, 999999);
+  EXPECT_EQ(s0["temporary"].n, 990000);
+  EXPECT_EQ(s0["leaked"]["allocations"].n, 1);
+  EXPECT_EQ(s0["leaked"]["bytes"].n, 32);
+  EXPECT_EQ(s0["peak"]["bytes"].n, 3200);
+  EXPECT_EQ(s0["folded_frames"].n, 4);
+  EXPECT_EQ(s0["histogram"][0]["min"].n, 32);
+  ASSERT_EQ(s0["stack"].items.size(), 3u);
+  const json& f0 = s0["stack"][0];
+  EXPECT_EQ(f0["address"].s, "0x401000");
+  EXPECT_EQ(f0["module"].s, "/usr/bin/app");
+  EXPECT_EQ(f0["offset"].n, 0x1000);
+  EXPECT_EQ(f0["function"].s, "tokenize(std::string_view)");
+  EXPECT_EQ(f0["file"].s, "/src/tok.hpp");
+  EXPECT_EQ(f0["line"].n, 12);
+  EXPECT_TRUE(f0["inlined"].b);
+  EXPECT_FALSE(s0["stack"][1]["inlined"].b);
+  // The control and invalid bytes of a name are escaped.
+  EXPECT_EQ(sites[1]["stack"][0]["function"].s, "weird;name\\u0001\\ufffd");
+  EXPECT_EQ(sites[1]["stack"][0]["file"].kind, json::null);
+  EXPECT_EQ(sites[1]["stack"][0]["line"].kind, json::null);
+  EXPECT_EQ(sites[2]["stack"].items.size(), 0u);
+
+  ro.top = 1;
+  ro.sort = sort_key::leaked;
+  std::ostringstream top;
+  lowalloc::analyze::write_json(top, a, ro);
+  const json t = parse_json(top.str());
+  ASSERT_EQ(t["sites"].items.size(), 1u);
+  EXPECT_EQ(t["sites"][0]["leaked"]["bytes"].n, 6000000);
+
+  std::ostringstream none;
+  lowalloc::analyze::write_json(none, analysis{}, report_options{});
+  const json e = parse_json(none.str());
+  EXPECT_EQ(e["truncation"].kind, json::null);
+  EXPECT_EQ(e["sites"].items.size(), 0u);
+}
+
+TEST(Report, Folded) {
+  const analysis a = sample();
+  std::ostringstream out;
+  report_options ro;
+  lowalloc::analyze::write_folded(out, a, ro);
+  EXPECT_EQ(out.str(),
+            "main;parse_line(std::string_view);tokenize(std::string_view)_[i] 1000000\n"
+            "main;weird,name\x01\xff 512345\n"
+            "[no stack] 1\n");
+  std::ostringstream bytes;
+  ro.sort = sort_key::temporary;
+  lowalloc::analyze::write_folded(bytes, a, ro);
+  EXPECT_EQ(bytes.str(),
+            "main;parse_line(std::string_view);tokenize(std::string_view)_[i] 990000\n"
+            "main;weird,name\x01\xff 10\n"
+            "[no stack] 1\n");
+  // Every line is "frames VALUE": one space before a number at the end.
+  std::istringstream lines(bytes.str());
+  for (std::string l; std::getline(lines, l);) {
+    const std::size_t sp = l.rfind(' ');
+    ASSERT_NE(sp, std::string::npos);
+    EXPECT_EQ(l.find_first_not_of("0123456789", sp + 1), std::string::npos) << l;
+  }
+}
+
+TEST(Report, AnalyzedTraceRoundTrip) {
+  // The whole path on a synthetic trace: counts in JSON match the analysis.
+  trace_writer w;
+  w.block(1, 0).process(7, 1, 0, "/bin/x", {"x"}).stack(1, {0x1000}).stack(2, {0x2000});
+  for (std::uint64_t i = 0; i < 100; ++i) w.alloc(1 + 2 * i, 16, 0x100, 1).free(2 + 2 * i, 0x100);
+  w.alloc(300, 1000, 0x5000, 2).end(301).end_block();
+  lowalloc::analyze::options o;
+  o.symbolize = false;
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+  std::ostringstream out;
+  lowalloc::analyze::write_json(out, a, report_options{});
+  const json j = parse_json(out.str());
+  EXPECT_EQ(j["allocations"].n, 101);
+  EXPECT_EQ(j["temporary"].n, 100);
+  EXPECT_EQ(j["leaked"]["bytes"].n, 1000);
+  EXPECT_EQ(j["sites"][0]["stack"][0]["address"].s, "0x1000");
+  EXPECT_EQ(j["sites"][0]["stack"][0]["module"].kind, json::null);
+}
+
+// --- the command line
+// -----------------------------------------------------------------------------
+
+struct cli_result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+cli_result report(std::vector<std::string> args) {
+  args.insert(args.begin(), "report");
+  std::vector<char*> argv;
+  for (std::string& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::ostringstream out;
+  std::ostringstream err;
+  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
+  const int status = lowalloc::cli::report_main(static_cast<int>(args.size()), argv.data());
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  std::cout.clear();
+  return {status, out.str(), err.str()};
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const std::string path =
+      ::testing::TempDir() + "/lowalloc_report_" + std::to_string(::getpid()) + "_" + name;
+  trace_writer w;
+  w.file() = bytes;
+  w.save(path);
+  return path;
+}
+
+std::string good_trace(bool end = true) {
+  trace_writer w;
+  w.block(1, 0).process(7, 1, 0, "/bin/x", {"x"}).stack(1, {0x1000});
+  for (std::uint64_t i = 0; i < 1500; ++i) w.alloc(1 + 2 * i, 16, 0x100, 1).free(2 + 2 * i, 0x100);
+  if (end) w.end(5000);
+  w.end_block();
+  return w.file();
+}
+
+TEST(Cli, FormatsAndOptions) {
+  const std::string path = temp_file("good", good_trace());
+  cli_result r = report({path});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\nallocations                1,500"));
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  r = report({path, "--format", "json", "--no-symbols"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(parse_json(r.out)["allocations"].n, 1500);
+  r = report({"--format=folded", "--sort=temporary", path, "--no-fold"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "0x1000 1500\n");
+  r = report({path, "--top", "0"});
+  EXPECT_EQ(r.status, 0);
+  r = report({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.out, "usage: lowalloc report FILE"));
+  ::unlink(path.c_str());
+}
+
+TEST(Cli, UsageErrors) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"a", "b"},
+                                             {"a", "--format", "xml"},
+                                             {"a", "--sort", "size"},
+                                             {"a", "--top", "-1"},
+                                             {"a", "--top", "x"},
+                                             {"a", "--top"},
+                                             {"a", "--bogus"}}) {
+    const cli_result r = report(args);
+    EXPECT_EQ(r.status, 1) << (args.empty() ? "" : args.back());
+    EXPECT_TRUE(contains(r.err, "lowalloc report: "));
+    EXPECT_TRUE(contains(r.err, "usage: lowalloc report"));
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(Cli, UnreadableAndDamagedFiles) {
+  cli_result r = report({"/nonexistent/x.trace"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "lowalloc report: /nonexistent/x.trace: cannot open"));
+
+  const std::string junk = temp_file("junk", "hello, world");
+  r = report({junk});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, junk + ": not a lowalloc trace file"));
+  EXPECT_TRUE(r.out.empty());
+
+  // Damage after a good block: the report of what was read, then the warning, status 2.
+  std::string bytes = good_trace(false);
+  const std::size_t second = bytes.size();
+  trace_writer w;
+  w.block(1, 9000).raw("\x7f").end_block();
+  bytes += w.file().substr(16);
+  const std::string damaged = temp_file("damaged", bytes);
+  r = report({damaged});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.out, "1,500"));
+  EXPECT_TRUE(contains(r.err, "unknown record tag 0x7f"));
+  EXPECT_TRUE(contains(r.err, "at byte " + std::to_string(second)));
+
+  // No END, otherwise intact: not an error.
+  const std::string killed = temp_file("killed", good_trace(false));
+  r = report({killed});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.out, "the process did not finish (killed or crashed)"));
+  for (const std::string& p : {junk, damaged, killed}) ::unlink(p.c_str());
+}
+
+}  // namespace

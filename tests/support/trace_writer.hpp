@@ -1,0 +1,303 @@
+// An encoder of the lowalloc trace format (docs/trace-format.md) for tests: synthetic traces
+// with exact, known contents, and damaged ones. Not part of lowalloc's API.
+//
+//   lowalloc_test::trace_writer w;
+//   w.block(1, 1000);                        // stream 1, a block starting with TIME 1000
+//   w.stack(1, {0x401234}).alloc(1010, 32, 0x5000, 1).free(1020, 0x5000);
+//   w.end_block();
+//   w.save(path);
+//
+// Event methods take absolute times in ticks: the writer turns them into the dt of the stream
+// clock. Like the recorder, it writes no address in ALLOC: free() of an allocation made earlier
+// in the open block becomes a FREE_LOCAL, any other free() a FREE with the address, and
+// end_block() lists the block's allocations that were not freed in an ADDRESSES record. Then it
+// compresses the block (zstd, with a content checksum) and appends it to the file.
+#ifndef LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
+#define LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
+
+#include "trace/format.hpp"
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lowalloc_test {
+
+class trace_writer {
+ public:
+  using bytes = std::string;
+
+  /// A file header of the given version (and header size).
+  explicit trace_writer(std::uint16_t version = lowalloc::trace_format::version,
+                        std::uint16_t header_size = lowalloc::trace_format::file_header_size) {
+    file_.append(lowalloc::trace_format::file_magic, 8);
+    put_u16(file_, version);
+    put_u16(file_, header_size);
+    put_u32(file_, 0);
+    file_.append(header_size > 16 ? header_size - 16u : 0u, '\0');
+  }
+
+  // --- encoding primitives -----------------------------------------------------------------------
+  static void put_u16(bytes& out, std::uint16_t v) {
+    out += static_cast<char>(v & 0xFF);
+    out += static_cast<char>(v >> 8);
+  }
+  static void put_u32(bytes& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+  }
+  static void put_varint(bytes& out, std::uint64_t v) {
+    while (v >= 0x80) {
+      out += static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    out += static_cast<char>(v);
+  }
+  static void put_svarint(bytes& out, std::int64_t v) {
+    put_varint(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  static void put_string(bytes& out, const std::string& s) {
+    put_varint(out, s.size());
+    out += s;
+  }
+
+  // --- blocks ------------------------------------------------------------------------------------
+  /// Opens a block of `stream` with no record in it yet.
+  trace_writer& begin_block(std::uint32_t stream) {
+    if (open_) throw std::logic_error("trace_writer: a block is open");
+    open_ = true;
+    stream_ = stream;
+    payload_.clear();
+    prev_addr_ = 0;
+    allocs_.clear();
+    return *this;
+  }
+  /// Opens a block of `stream` that begins with TIME (ticks, ns).
+  trace_writer& block(std::uint32_t stream, std::uint64_t ticks, std::uint64_t ns) {
+    return begin_block(stream).time(ticks, ns);
+  }
+  /// The same with ticks as nanoseconds.
+  trace_writer& block(std::uint32_t stream, std::uint64_t ticks) {
+    return block(stream, ticks, ticks);
+  }
+
+  /// Ends the open block with ADDRESSES (if `addresses` and an allocation of the block is not
+  /// freed in it), compresses it and appends it; returns the file offset of its header.
+  std::size_t end_block(bool addresses = true) {
+    if (addresses) {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
+      for (std::size_t i = 0; i < allocs_.size(); ++i)
+        if (allocs_[i].state == unfreed) listed.emplace_back(i, allocs_[i].addr);
+      if (!listed.empty()) this->addresses(listed);
+    }
+    return end_block_raw(compress(payload_), payload_.size());
+  }
+
+  /// Appends the open block with `compressed` as its payload bytes and the given size fields.
+  std::size_t end_block_raw(const bytes& compressed, std::size_t decompressed_size) {
+    if (!open_) throw std::logic_error("trace_writer: no open block");
+    open_ = false;
+    const std::size_t offset = file_.size();
+    put_u32(file_, lowalloc::trace_format::block_magic);
+    put_u32(file_, static_cast<std::uint32_t>(compressed.size()));
+    put_u32(file_, static_cast<std::uint32_t>(decompressed_size));
+    put_u32(file_, stream_);
+    file_ += compressed;
+    return offset;
+  }
+
+  static bytes compress(const bytes& payload) {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+    bytes out(ZSTD_compressBound(payload.size()), '\0');
+    const std::size_t n = ZSTD_compress2(c, out.data(), out.size(), payload.data(), payload.size());
+    ZSTD_freeCCtx(c);
+    if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
+    out.resize(n);
+    return out;
+  }
+
+  // --- records (into the open block) -------------------------------------------------------------
+  trace_writer& time(std::uint64_t ticks, std::uint64_t ns) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_time);
+    put_varint(payload_, ticks);
+    put_varint(payload_, ns);
+    clock_[stream_] = ticks;
+    return *this;
+  }
+  trace_writer& process(std::uint64_t pid, std::uint64_t ppid, std::uint64_t flags,
+                        const std::string& exe, const std::vector<std::string>& argv) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_process);
+    put_varint(payload_, pid);
+    put_varint(payload_, ppid);
+    put_varint(payload_, flags);
+    put_string(payload_, exe);
+    put_varint(payload_, argv.size());
+    for (const std::string& a : argv) put_string(payload_, a);
+    return *this;
+  }
+  trace_writer& thread(std::uint64_t tid) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_thread);
+    put_varint(payload_, tid);
+    return *this;
+  }
+  trace_writer& module(std::uint64_t t, std::uint64_t id, std::uint64_t bias,
+                       const std::string& path,
+                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& segments) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_module);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, id);
+    put_varint(payload_, bias);
+    put_string(payload_, path);
+    put_varint(payload_, segments.size());
+    for (const auto& [start, size] : segments) {
+      put_varint(payload_, start);
+      put_varint(payload_, size);
+    }
+    return *this;
+  }
+  trace_writer& unmodule(std::uint64_t t, std::uint64_t id) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_unmodule);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, id);
+    return *this;
+  }
+  /// STACK `id`: return addresses, innermost first.
+  trace_writer& stack(std::uint64_t id, const std::vector<std::uint64_t>& ips) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_stack);
+    put_varint(payload_, id);
+    put_varint(payload_, ips.size());
+    for (std::size_t i = 0; i < ips.size(); ++i) {
+      if (i == 0)
+        put_varint(payload_, ips[0]);
+      else
+        put_svarint(payload_, static_cast<std::int64_t>(ips[i] - ips[i - 1]));
+    }
+    return *this;
+  }
+  trace_writer& reset(std::uint64_t t) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_reset);
+    put_varint(payload_, dt(t));
+    return *this;
+  }
+  /// ALLOC at time `t` of `addr`; `kind` is a trace_format::alloc_kind. An earlier allocation
+  /// of the same address in the block that is not freed is dropped from ADDRESSES, as the
+  /// recorder does (its free was not seen).
+  trace_writer& alloc(std::uint64_t t, std::uint64_t size, std::uint64_t addr,
+                      std::uint64_t stack_id, unsigned kind = 0) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_alloc | kind);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, size);
+    put_varint(payload_, stack_id);
+    for (block_alloc& a : allocs_)
+      if (a.addr == addr && a.state == unfreed) a.state = forgotten;
+    allocs_.push_back(block_alloc{addr, unfreed});
+    return *this;
+  }
+  /// A free of `addr` at time `t`: FREE_LOCAL when the block allocated it, else FREE.
+  trace_writer& free(std::uint64_t t, std::uint64_t addr) {
+    for (std::size_t i = allocs_.size(); i-- > 0;) {
+      if (allocs_[i].addr == addr && allocs_[i].state == unfreed) {
+        allocs_[i].state = freed;
+        return free_local(t, allocs_.size() - 1 - i);
+      }
+    }
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_free);
+    put_varint(payload_, dt(t));
+    put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
+    prev_addr_ = addr;
+    return *this;
+  }
+  /// FREE_LOCAL as written: frees the allocation `distance` back in the block.
+  trace_writer& free_local(std::uint64_t t, std::uint64_t distance) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_free_local);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, distance);
+    return *this;
+  }
+  /// ADDRESSES as written: (ordinal, address) pairs in increasing ordinal.
+  trace_writer& addresses(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& listed) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_addresses);
+    put_varint(payload_, listed.size());
+    std::uint64_t ordinal = 0;
+    std::uint64_t addr = 0;
+    for (const auto& [o, a] : listed) {
+      put_varint(payload_, o - ordinal);
+      put_svarint(payload_, static_cast<std::int64_t>(a - addr));
+      ordinal = o;
+      addr = a;
+    }
+    return *this;
+  }
+  /// Leaves the open block's unfreed allocation of `addr` out of ADDRESSES (a lost free).
+  trace_writer& forget(std::uint64_t addr) {
+    for (block_alloc& a : allocs_)
+      if (a.addr == addr && a.state == unfreed) a.state = forgotten;
+    return *this;
+  }
+  /// realloc(old, size) returning `addr`: FREE old then ALLOC (realloc).
+  trace_writer& realloc(std::uint64_t t, std::uint64_t old, std::uint64_t size, std::uint64_t addr,
+                        std::uint64_t stack_id) {
+    free(t, old);
+    return alloc(t, size, addr, stack_id, lowalloc::trace_format::kind_realloc);
+  }
+  trace_writer& lost(std::uint64_t count) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_lost);
+    put_varint(payload_, count);
+    return *this;
+  }
+  trace_writer& end(std::uint64_t t) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_end);
+    put_varint(payload_, dt(t));
+    return *this;
+  }
+  /// Arbitrary bytes into the payload (damaged records).
+  trace_writer& raw(const bytes& b) {
+    payload_ += b;
+    return *this;
+  }
+
+  // --- the file ----------------------------------------------------------------------------------
+  const bytes& file() const noexcept { return file_; }
+  bytes& file() noexcept { return file_; }
+  const bytes& payload() const noexcept { return payload_; }
+
+  void save(const std::string& path) const {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) throw std::runtime_error("cannot write " + path);
+    const bool ok = std::fwrite(file_.data(), 1, file_.size(), f) == file_.size();
+    if (std::fclose(f) != 0 || !ok) throw std::runtime_error("cannot write " + path);
+  }
+
+ private:
+  std::uint64_t dt(std::uint64_t t) {
+    std::uint64_t& c = clock_[stream_];
+    if (t < c) throw std::logic_error("trace_writer: time goes backwards in a stream");
+    const std::uint64_t d = t - c;
+    c = t;
+    return d;
+  }
+  enum alloc_state { unfreed, freed, forgotten };
+  struct block_alloc {
+    std::uint64_t addr;
+    alloc_state state;
+  };
+
+  bytes file_;
+  std::vector<block_alloc> allocs_;  // the open block's allocations, by ordinal
+  bytes payload_;
+  bool open_ = false;
+  std::uint32_t stream_ = 0;
+  std::uint64_t prev_addr_ = 0;
+  std::map<std::uint32_t, std::uint64_t> clock_;
+};
+
+}  // namespace lowalloc_test
+
+#endif
