@@ -1,0 +1,16 @@
+// The subcommands of the `lowalloc` command.
+#ifndef LOWALLOC_SRC_CLI_COMMANDS_HPP
+#define LOWALLOC_SRC_CLI_COMMANDS_HPP
+
+namespace lowalloc::cli {
+
+/// `lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]`; returns PROGRAM's exit status.
+int run_main(int argc, char** argv);
+
+/// `lowalloc report FILE [--format text|json|folded] [--top N] [--sort KEY]`; 0, 1 usage, 2 bad
+/// file.
+int report_main(int argc, char** argv);
+
+}  // namespace lowalloc::cli
+
+#endif

@@ -1,0 +1,153 @@
+// `lowalloc report FILE [--format text|json|folded] [--top N] [--sort KEY] [--no-symbols]
+// [--no-fold]`: reads a trace and prints it. Exit status: 0, 1 usage error, 2 the file cannot be
+// read or is damaged (then what could be read is printed first).
+#include "cli/commands.hpp"
+
+#include "analyze/analysis.hpp"
+#include "analyze/report.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace lowalloc::cli {
+
+namespace {
+
+constexpr const char* usage_text =
+    "usage: lowalloc report FILE [options]\n"
+    "\n"
+    "Reads a trace written by `lowalloc run` and prints where the program allocates.\n"
+    "\n"
+    "options:\n"
+    "  --format text|json|folded  text (default): a summary and the top sites;\n"
+    "                             json: everything, for programs; folded: one line per\n"
+    "                             site for flamegraph.pl, inferno or speedscope\n"
+    "  --top N                    show the N first sites (text: 10; json, folded: all)\n"
+    "  --sort KEY                 rank sites by allocations (default), bytes, temporary,\n"
+    "                             leaked (bytes) or peak (live bytes at the peak); the\n"
+    "                             value of a folded line\n"
+    "  --no-symbols               addresses and modules only (no debug info is read)\n"
+    "  --no-fold                  keep allocator-internal frames (malloc, operator new,\n"
+    "                             std::allocator, container growth functions)\n"
+    "  -h, --help                 this help\n";
+
+int usage_error(const std::string& message) {
+  std::cerr << "lowalloc report: " << message << "\n\n" << usage_text;
+  return 1;
+}
+
+enum class output_format { text, json, folded };
+
+}  // namespace
+
+int report_main(int argc, char** argv) {
+  std::string file;
+  output_format format = output_format::text;
+  analyze::report_options ro;
+  bool top_given = false;
+  analyze::options opts;
+
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string_view value;
+    bool has_value = false;
+    // "--opt=value" or "--opt value" for the options that take one.
+    const auto take_value = [&](std::string_view name) -> bool {
+      if (arg == name) {
+        if (i + 1 >= argc) return false;
+        value = argv[++i];
+        has_value = true;
+        return true;
+      }
+      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+          arg[name.size()] == '=') {
+        value = arg.substr(name.size() + 1);
+        has_value = true;
+        return true;
+      }
+      return false;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::cout << usage_text;
+      return 0;
+    }
+    if (take_value("--format")) {
+      if (value == "text") {
+        format = output_format::text;
+      } else if (value == "json") {
+        format = output_format::json;
+      } else if (value == "folded") {
+        format = output_format::folded;
+      } else {
+        return usage_error("unknown format '" + std::string(value) + "' (text, json, folded)");
+      }
+    } else if (take_value("--top")) {
+      const std::string v(value);
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE)
+        return usage_error("--top needs a number, not '" + v + "'");
+      ro.top = n > std::numeric_limits<std::size_t>::max() ? std::numeric_limits<std::size_t>::max()
+                                                           : static_cast<std::size_t>(n);
+      top_given = true;
+    } else if (take_value("--sort")) {
+      if (!analyze::parse_sort_key(value, ro.sort))
+        return usage_error("unknown sort key '" + std::string(value) +
+                           "' (allocations, bytes, temporary, leaked, peak)");
+    } else if (arg == "--no-symbols") {
+      opts.symbolize = false;
+    } else if (arg == "--no-fold") {
+      opts.fold_allocator = false;
+    } else if (arg == "--format" || arg == "--top" || arg == "--sort") {
+      return usage_error(std::string(arg) + " needs a value");
+    } else if (arg.size() > 1 && arg[0] == '-' && !has_value) {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    } else if (file.empty()) {
+      file = std::string(arg);
+    } else {
+      return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
+    }
+  }
+  if (file.empty()) return usage_error("no trace file given");
+  if (!top_given && format == output_format::text) ro.top = 10;
+  ro.trace_name = file;
+
+  analyze::analysis a;
+  try {
+    a = analyze::analyze_file(file, opts);
+  } catch (const analyze::trace_error& e) {
+    std::cerr << "lowalloc report: " << file << ": " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lowalloc report: " << file << ": out of memory\n";
+    return 2;
+  }
+
+  switch (format) {
+    case output_format::text:
+      analyze::write_text(std::cout, a, ro);
+      break;
+    case output_format::json:
+      analyze::write_json(std::cout, a, ro);
+      break;
+    case output_format::folded:
+      analyze::write_folded(std::cout, a, ro);
+      break;
+  }
+  std::cout.flush();
+  if (!a.truncation.empty()) {
+    std::cerr << "lowalloc report: " << file
+              << ": warning: the trace is damaged, read up to: " << a.truncation << '\n';
+    return 2;
+  }
+  return std::cout ? 0 : 2;
+}
+
+}  // namespace lowalloc::cli

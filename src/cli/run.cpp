@@ -1,0 +1,350 @@
+// `lowalloc run`: starts PROGRAM with liblowalloc_trace.so preloaded, waits for it, tells the user
+// where the trace is, and exits with PROGRAM's exit status.
+#include "cli/commands.hpp"
+#include "trace/format.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace lowalloc::cli {
+namespace {
+
+namespace fmt = lowalloc::trace_format;
+
+// Exit statuses of our own failures, as env(1) and timeout(1) use them.
+constexpr int exit_failure = 125;     // bad options, no recorder library
+constexpr int exit_cannot_run = 126;  // PROGRAM cannot be executed or traced
+constexpr int exit_not_found = 127;   // PROGRAM not found
+
+constexpr const char* run_usage =
+    "usage: lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with every heap allocation recorded (malloc, calloc, realloc, the aligned\n"
+    "forms, and operator new/delete through them), with its call stack, into a trace file.\n"
+    "The exit status is PROGRAM's (128+N if a signal N ended it).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE  write the trace to FILE (default: lowalloc.PROGRAM.PID.trace)\n"
+    "  --no-fork          do not trace child processes made by fork (default: each child\n"
+    "                     writes FILE.PID)\n"
+    "  --follow-exec      also trace programs PROGRAM starts with exec (each writes FILE.PID)\n"
+    "  --depth N          keep at most N frames per call stack (default 128, at most 256)\n"
+    "  -q, --quiet        print nothing but errors\n"
+    "  -h, --help         this text\n";
+
+struct run_options {
+  std::string output;
+  bool follow_fork = true;
+  bool follow_exec = false;
+  int depth = 128;
+  bool quiet = false;
+  std::vector<char*> program;  // PROGRAM and its arguments
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "lowalloc run: %s\n%s", message.c_str(), run_usage);
+  return exit_failure;
+}
+
+std::string self_directory() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string path(buf, static_cast<std::size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The recorder: $LOWALLOC_TRACE_LIBRARY, next to the command (build tree or install prefix), or
+// where the build put it.
+std::string find_trace_library() {
+  if (const char* env = std::getenv("LOWALLOC_TRACE_LIBRARY"); env != nullptr && *env != 0)
+    return is_file(env) ? std::string(env) : std::string();
+  std::string dir = self_directory();
+  for (const char* rel :
+       {"/../lib/lowalloc/liblowalloc_trace.so", "/../lib/liblowalloc_trace.so"}) {
+    std::string candidate = dir + rel;
+    if (is_file(candidate)) return candidate;
+  }
+#ifdef LOWALLOC_TRACE_LIBRARY_INSTALL
+  if (is_file(LOWALLOC_TRACE_LIBRARY_INSTALL)) return LOWALLOC_TRACE_LIBRARY_INSTALL;
+#endif
+#ifdef LOWALLOC_TRACE_LIBRARY_BUILD
+  if (is_file(LOWALLOC_TRACE_LIBRARY_BUILD)) return LOWALLOC_TRACE_LIBRARY_BUILD;
+#endif
+  return {};
+}
+
+// execvp's search, done here so that a missing or static PROGRAM is reported before it runs.
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    if (is_file(candidate) && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+// Empty if PROGRAM can be traced; otherwise why not.
+std::string check_traceable(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot open " + path + ": " + std::strerror(errno);
+  unsigned char ident[EI_NIDENT] = {};
+  in.read(reinterpret_cast<char*>(ident), sizeof ident);
+  if (in.gcount() >= 2 && ident[0] == '#' && ident[1] == '!') return {};  // a script
+  if (in.gcount() < EI_NIDENT || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
+    return path + " is not an ELF executable or a script";
+  if (ident[EI_CLASS] != ELFCLASS64) return path + " is not a 64-bit program";
+  in.seekg(0);
+  Elf64_Ehdr eh;
+  in.read(reinterpret_cast<char*>(&eh), sizeof eh);
+  if (!in) return path + ": truncated ELF header";
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + i * std::uint64_t{eh.e_phentsize}));
+    in.read(reinterpret_cast<char*>(&ph), sizeof ph);
+    if (!in) return path + ": truncated program headers";
+    if (ph.p_type == PT_INTERP) return {};
+  }
+  return path +
+         " is statically linked: lowalloc run records through the dynamic loader "
+         "(LD_PRELOAD) and cannot trace it; link it dynamically to trace it";
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+std::string base_name(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+volatile sig_atomic_t child_pid = 0;
+
+void forward_signal(int sig) {
+  if (child_pid > 0) kill(child_pid, sig);
+}
+
+const char* signal_name(int sig) {
+  const char* d = sigdescr_np(sig);
+  return d != nullptr ? d : "unknown signal";
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  run_options opt;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (a == "-h" || a == "--help") {
+      std::fputs(run_usage, stdout);
+      return 0;
+    }
+    if (a == "-o" || a == "--output") {
+      if (++i == argc) return usage_error(a + " needs a file name");
+      opt.output = argv[i];
+    } else if (a.rfind("--output=", 0) == 0) {
+      opt.output = a.substr(9);
+    } else if (a == "--no-fork") {
+      opt.follow_fork = false;
+    } else if (a == "--follow-exec") {
+      opt.follow_exec = true;
+    } else if (a == "--depth" || a.rfind("--depth=", 0) == 0) {
+      std::string v;
+      if (a == "--depth") {
+        if (++i == argc) return usage_error("--depth needs a number");
+        v = argv[i];
+      } else {
+        v = a.substr(8);
+      }
+      char* end = nullptr;
+      long d = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != 0 || d < 1 || d > 256)
+        return usage_error("--depth takes a number from 1 to 256, not '" + v + "'");
+      opt.depth = static_cast<int>(d);
+    } else if (a == "-q" || a == "--quiet") {
+      opt.quiet = true;
+    } else {
+      return usage_error("unknown option '" + a + "'");
+    }
+  }
+  if (i == argc) return usage_error("no program to run");
+  for (; i < argc; ++i) opt.program.push_back(argv[i]);
+  opt.program.push_back(nullptr);
+
+  std::string program = resolve_program(opt.program[0]);
+  if (program.empty()) {
+    std::fprintf(stderr, "lowalloc run: %s: command not found\n", opt.program[0]);
+    return exit_not_found;
+  }
+  if (access(program.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "lowalloc run: %s: %s\n", program.c_str(), std::strerror(errno));
+    return errno == ENOENT ? exit_not_found : exit_cannot_run;
+  }
+  if (std::string why = check_traceable(program); !why.empty()) {
+    std::fprintf(stderr, "lowalloc run: %s\n", why.c_str());
+    return exit_cannot_run;
+  }
+  std::string library = find_trace_library();
+  if (library.empty()) {
+    std::fprintf(stderr,
+                 "lowalloc run: cannot find liblowalloc_trace.so (looked next to this command; "
+                 "set LOWALLOC_TRACE_LIBRARY to its path)\n");
+    return exit_failure;
+  }
+
+  char manifest[] = "/tmp/lowalloc-manifest-XXXXXX";
+  int manifest_fd = mkstemp(manifest);
+  if (manifest_fd < 0) {
+    std::fprintf(stderr, "lowalloc run: cannot create a file in /tmp: %s\n", std::strerror(errno));
+    return exit_failure;
+  }
+  close(manifest_fd);
+
+  // The child reports a failed exec through this pipe (closed on a successful exec).
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "lowalloc run: pipe: %s\n", std::strerror(errno));
+    unlink(manifest);
+    return exit_failure;
+  }
+
+  std::string output = opt.output;
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "lowalloc run: fork: %s\n", std::strerror(errno));
+    unlink(manifest);
+    return exit_failure;
+  }
+  if (pid == 0) {
+    close(exec_pipe[0]);
+    std::string file = output.empty() ? "lowalloc." + base_name(program) + "." +
+                                            std::to_string(getpid()) + ".trace"
+                                      : output;
+    std::string preload = library;
+    if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != 0)
+      preload += std::string(":") + old;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    setenv(fmt::env_file, absolute(file).c_str(), 1);
+    setenv(fmt::env_first, std::to_string(getpid()).c_str(), 1);
+    setenv(fmt::env_manifest, manifest, 1);
+    setenv(fmt::env_fork, opt.follow_fork ? "1" : "0", 1);
+    setenv(fmt::env_exec, opt.follow_exec ? "1" : "0", 1);
+    setenv(fmt::env_depth, std::to_string(opt.depth).c_str(), 1);
+    execv(program.c_str(), opt.program.data());
+    int err = errno;
+    ssize_t ignored = write(exec_pipe[1], &err, sizeof err);
+    (void)ignored;
+    _exit(exit_cannot_run);
+  }
+  close(exec_pipe[1]);
+  child_pid = pid;
+
+  // Like system(3): the terminal's SIGINT/SIGQUIT reach PROGRAM directly; we wait for it.
+  // SIGTERM and SIGHUP sent to us are passed on.
+  struct sigaction ignore = {}, forward = {}, old_int, old_quit, old_term, old_hup;
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = forward_signal;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
+
+  int exec_errno = 0;
+  ssize_t got;
+  do got = read(exec_pipe[0], &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    std::fprintf(stderr, "lowalloc run: cannot execute %s: %s\n", program.c_str(),
+                 std::strerror(exec_errno));
+    unlink(manifest);
+    return exec_errno == ENOENT ? exit_not_found : exit_cannot_run;
+  }
+
+  // What the recorder wrote: "file PATH" per trace file, "error TEXT" per failure.
+  std::vector<std::string> files;
+  bool recorder_error = false;
+  {
+    std::ifstream in(manifest);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("file ", 0) == 0) files.push_back(line.substr(5));
+      if (line.rfind("error ", 0) == 0) recorder_error = true;  // already printed by the recorder
+    }
+  }
+  unlink(manifest);
+
+  int exit_status;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    std::fprintf(stderr,
+                 "lowalloc run: %s was killed by signal %d (%s); the trace reads up to its last "
+                 "complete block\n",
+                 opt.program[0], sig, signal_name(sig));
+    exit_status = 128 + sig;
+  } else {
+    exit_status = WEXITSTATUS(status);
+  }
+  if (files.empty()) {
+    if (!recorder_error)
+      std::fprintf(stderr,
+                   "lowalloc run: no trace was written: %s did not load the recorder (a setuid "
+                   "program, or one that clears LD_PRELOAD?)\n",
+                   opt.program[0]);
+  } else if (!opt.quiet) {
+    for (const std::string& f : files)
+      std::fprintf(stderr, "lowalloc run: trace written to %s\n", f.c_str());
+    std::fprintf(stderr, "lowalloc run: read it with: lowalloc report %s\n", files.front().c_str());
+  }
+  return exit_status;
+}
+
+}  // namespace lowalloc::cli

@@ -1,0 +1,16 @@
+/* Shared by the traced test programs: the iteration count and an escape that keeps the
+   compiler from removing an allocation whose result is otherwise unused. */
+#ifndef LOWALLOC_TESTS_TRACE_PROGRAMS_COMMON_H
+#define LOWALLOC_TESTS_TRACE_PROGRAMS_COMMON_H
+
+#include <stdlib.h>
+
+/* The pointer escapes into memory the compiler cannot see, so malloc/free pairs stay. */
+static inline void escape(void* p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+
+/* argv[1]: the iteration count K (0 if absent). */
+static inline long iterations(int argc, char** argv) {
+  return argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+}
+
+#endif
