@@ -103,8 +103,9 @@ std::string resolve_program(const std::string& name) {
   while (start <= dirs.size()) {
     std::size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) dir = ".";
+    // An empty entry is the current directory. (Built without assigning a literal to a
+    // std::string: GCC 12 at -O3 -std=c++20 reports a false -Wrestrict there, PR105329.)
+    const std::string dir = end > start ? dirs.substr(start, end - start) : std::string(1, '.');
     std::string candidate = dir + "/" + name;
     if (is_file(candidate) && access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;

@@ -378,7 +378,8 @@ TEST(Report, LongStacksAreCut) {
   analysis a;
   site s;
   for (unsigned i = 0; i < 20; ++i)
-    s.stack.push_back(make_frame(0x401000 + i, "f" + std::to_string(i), "/src/f.cpp", i + 1));
+    s.stack.push_back(
+        make_frame(0x401000 + i, std::string("f").append(std::to_string(i)), "/src/f.cpp", i + 1));
   s.totals.allocations = 1;
   a.sites = {s};
   a.totals.allocations = 1;
