@@ -14,10 +14,13 @@ build/%/build.ninja: | deps
 
 demo: deps
 	cmake --preset release >/dev/null
-	cmake --build --preset release --target demo_vector demo_string -j $(JOBS)
+	cmake --build --preset release --target demo_vector demo_string demo_trace lowalloc_cli -j $(JOBS)
 	./build/release/examples/demo_vector
 	@echo
 	./build/release/examples/demo_string
+	@echo
+	./build/release/bin/lowalloc run -o build/release/demo_trace.trace -- ./build/release/examples/demo_trace
+	./build/release/bin/lowalloc report --top 3 build/release/demo_trace.trace
 
 test: deps
 	@set -e; for p in $(PRESETS_TEST); do \

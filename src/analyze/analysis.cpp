@@ -790,13 +790,19 @@ analysis engine::finish(const options& opts) {
     const std::size_t folded = opts.fold_allocator ? detail::fold_count(frames) : 0;
     frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(folded));
 
+    // A site is what the user sees: symbolized frames compare by function, file, line and
+    // module (two calls on one line are one site), unsymbolized ones by address.
     key.clear();
     for (const frame& f : frames) {
-      key.append(reinterpret_cast<const char*>(&f.address), sizeof f.address);
+      if (f.function.empty())
+        key.append(reinterpret_cast<const char*>(&f.address), sizeof f.address);
       key += f.module;
       key += '\0';
       key += f.function;
       key += '\0';
+      key += f.file;
+      key += '\0';
+      key.append(reinterpret_cast<const char*>(&f.line), sizeof f.line);
       key += f.inlined ? '1' : '0';
     }
     auto [it, inserted] = site_of_key.try_emplace(key, static_cast<std::uint32_t>(a.sites.size()));

@@ -225,9 +225,21 @@ bool is_allocator_frame(const frame& f) {
     if (starts_with(cls, "lowalloc::detail")) return true;
     if (starts_with(cls, "lowalloc::") && one_of(member, lowalloc_growth)) return true;
   }
+  // The standard library around the allocation (push_back, a copy constructor, construct, an
+  // inlined std::string append): the user's own line is the first frame outside it, in the
+  // names, the headers or the shared objects of the C and C++ runtimes.
+  if (starts_with(name, "std::") || starts_with(name, "__gnu_cxx::") ||
+      starts_with(name, "__cxxabiv1::") || starts_with(name, "lowalloc::"))
+    return true;
+  if (starts_with(f.file, "/usr/include/c++/") ||
+      f.file.find("/include/c++/v1/") != std::string::npos)
+    return true;
+  const std::string_view mod = module_base(f.module);
+  if (starts_with(mod, "libstdc++.so") || starts_with(mod, "libc++.so") ||
+      starts_with(mod, "libc++abi.so") || starts_with(mod, "libc.so"))
+    return true;
   // glibc's and libstdc++'s internal names of the same functions ("__GI___libc_malloc",
   // "_int_malloc" is never a caller's frame but an alias may be).
-  const std::string_view mod = module_base(f.module);
   if (starts_with(mod, "libc.so") || starts_with(mod, "libstdc++.so")) {
     std::string_view n = name;
     if (starts_with(n, "__GI_")) n.remove_prefix(5);

@@ -187,7 +187,7 @@ inline std::uint64_t read_clock() {
 // fences are needed, and a free can reuse the shared value without reading the clock.
 std::atomic<std::uint64_t> shared_clock{0};
 
-// A fresh clock reading, published (allocations, records that open a block, END).
+// A fresh clock reading, published (every 8th event of a thread, records that open a block, END).
 inline std::uint64_t stamp_now() {
   std::uint64_t now = read_clock();
   std::uint64_t cur = shared_clock.load(std::memory_order_relaxed);
@@ -197,7 +197,8 @@ inline std::uint64_t stamp_now() {
   return cur;
 }
 
-// The largest stamp published so far, without reading the clock (most frees).
+// The largest stamp published so far, without reading the clock (most events: reading the TSC
+// costs 20 ns on this machine's virtual CPU, a third of the recorder's own cost per event).
 inline std::uint64_t stamp_shared() { return shared_clock.load(std::memory_order_relaxed); }
 
 bool cpu_has_invariant_tsc() {
@@ -333,9 +334,9 @@ struct thread_state {
                               // thread freed them, so they are listed in ADDRESSES
   std::size_t local_count;
   std::size_t evicted_count;
-  std::uint32_t alloc_ordinal;   // ALLOC records in this block
-  std::uint32_t free_countdown;  // a free reads the clock when this reaches 0
-  bool has_events;               // an ALLOC or FREE since the stream (or the fork child) began
+  std::uint32_t alloc_ordinal;    // ALLOC records in this block
+  std::uint32_t clock_countdown;  // an event reads the clock when this reaches 0
+  bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
   std::uint32_t generation;
   std::uintptr_t stack_hi;
@@ -664,11 +665,12 @@ inline thread_state* enter() {
   return t;
 }
 
-// Frees mostly reuse the shared stamp; every 16th reads the clock, so that a thread that only frees
-// still moves time forward.
-inline std::uint64_t stamp_for_free(thread_state* t) {
-  if (LOWALLOC_UNLIKELY(t->free_countdown-- == 0)) {
-    t->free_countdown = 15;
+// Events mostly reuse the shared stamp; every 8th event of a thread reads the clock, so time moves
+// on in every thread that records anything (a stamp lags the clock by at most 7 of the thread's
+// events; causality does not depend on it).
+inline std::uint64_t stamp_event(thread_state* t) {
+  if (LOWALLOC_UNLIKELY(t->clock_countdown-- == 0)) {
+    t->clock_countdown = 7;
     return stamp_now();
   }
   return stamp_shared();
@@ -679,11 +681,27 @@ inline void leave(thread_state* t) {
   tls_guard = false;
 }
 
+// Where a hook was called from: its return address, the stack pointer after it returns, and the
+// caller's rbp (saved by the hook's own frame-pointer prologue). The walk starts there.
+struct caller_frame {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t rbp;
+};
+
+#define LOWALLOC_CALLER_FRAME()                                            \
+  caller_frame {                                                           \
+    reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),         \
+        reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) + 16, \
+        *static_cast<const std::uintptr_t*>(__builtin_frame_address(0))    \
+  }
+
 __attribute__((noinline)) void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size,
-                                            void* ptr) {
-  std::uint64_t ticks = stamp_now();
+                                            void* ptr, const caller_frame& from) {
+  std::uint64_t ticks = stamp_event(t);
   std::uintptr_t ips[max_depth_limit];
-  std::size_t n = unwind_capture(t->cache, ips, max_depth, self_lo, self_hi, t->stack_hi);
+  std::size_t n =
+      unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp, t->stack_hi);
   std::uint32_t id = stack_id(t, ips, n);
   unsigned char* p = ensure_space(t, 48);
   *p++ = static_cast<unsigned char>(unsigned{fmt::tag_alloc} | unsigned{kind});
@@ -1205,7 +1223,7 @@ LOWALLOC_EXPORT void* malloc(std::size_t size) noexcept {
   thread_state* t = enter();
   void* p = real.malloc(size);
   if (t != nullptr) {
-    if (p != nullptr) record_alloc(t, fmt::kind_malloc, size, p);
+    if (p != nullptr) record_alloc(t, fmt::kind_malloc, size, p, LOWALLOC_CALLER_FRAME());
     leave(t);
   }
   return p;
@@ -1216,7 +1234,7 @@ LOWALLOC_EXPORT void free(void* ptr) noexcept {
   if (LOWALLOC_UNLIKELY(!ready())) return;
   thread_state* t = enter();
   if (t != nullptr) {
-    record_free(t, ptr, stamp_for_free(t));
+    record_free(t, ptr, stamp_event(t));
     real.free(ptr);
     leave(t);
     return;
@@ -1233,7 +1251,7 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
   thread_state* t = enter();
   void* p = real.calloc(count, size);
   if (t != nullptr) {
-    if (p != nullptr) record_alloc(t, fmt::kind_calloc, count * size, p);
+    if (p != nullptr) record_alloc(t, fmt::kind_calloc, count * size, p, LOWALLOC_CALLER_FRAME());
     leave(t);
   }
   return p;
@@ -1242,10 +1260,10 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
 namespace {
 
 void* realloc_common(void* ptr, std::size_t size, void* result, std::uint64_t before,
-                     thread_state* t, fmt::alloc_kind kind) {
+                     thread_state* t, fmt::alloc_kind kind, const caller_frame& from) {
   if (t == nullptr) return result;
   if (ptr != nullptr && (result != nullptr || size == 0)) record_free(t, ptr, before);
-  if (result != nullptr) record_alloc(t, kind, size, result);
+  if (result != nullptr) record_alloc(t, kind, size, result, from);
   leave(t);
   return result;
 }
@@ -1269,7 +1287,7 @@ LOWALLOC_EXPORT void* realloc(void* ptr, std::size_t size) noexcept {
   thread_state* t = enter();
   std::uint64_t before = t != nullptr && ptr != nullptr ? stamp_shared() : 0;
   void* result = real.realloc(ptr, size);
-  return realloc_common(ptr, size, result, before, t, fmt::kind_realloc);
+  return realloc_common(ptr, size, result, before, t, fmt::kind_realloc, LOWALLOC_CALLER_FRAME());
 }
 
 LOWALLOC_EXPORT void* reallocarray(void* ptr, std::size_t count, std::size_t size) noexcept {
@@ -1283,7 +1301,8 @@ LOWALLOC_EXPORT void* reallocarray(void* ptr, std::size_t count, std::size_t siz
   std::uint64_t before = t != nullptr && ptr != nullptr ? stamp_shared() : 0;
   void* result =
       real.reallocarray != nullptr ? real.reallocarray(ptr, count, size) : real.realloc(ptr, bytes);
-  return realloc_common(ptr, bytes, result, before, t, fmt::kind_reallocarray);
+  return realloc_common(ptr, bytes, result, before, t, fmt::kind_reallocarray,
+                        LOWALLOC_CALLER_FRAME());
 }
 
 LOWALLOC_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
@@ -1296,7 +1315,7 @@ LOWALLOC_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_
   thread_state* t = enter();
   int rc = real.posix_memalign(out, alignment, size);
   if (t != nullptr) {
-    if (rc == 0) record_alloc(t, fmt::kind_posix_memalign, size, *out);
+    if (rc == 0) record_alloc(t, fmt::kind_posix_memalign, size, *out, LOWALLOC_CALLER_FRAME());
     leave(t);
   }
   return rc;
@@ -1305,12 +1324,13 @@ LOWALLOC_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_
 namespace {
 
 template <class F>
-void* aligned_common(F fn, std::size_t alignment, std::size_t size, fmt::alloc_kind kind) {
+void* aligned_common(F fn, std::size_t alignment, std::size_t size, fmt::alloc_kind kind,
+                     const caller_frame& from) {
   if (LOWALLOC_UNLIKELY(!ready())) return bootstrap_alloc(size, alignment < 16 ? 16 : alignment);
   thread_state* t = enter();
   void* p = fn(alignment, size);
   if (t != nullptr) {
-    if (p != nullptr) record_alloc(t, kind, size, p);
+    if (p != nullptr) record_alloc(t, kind, size, p, from);
     leave(t);
   }
   return p;
@@ -1320,22 +1340,22 @@ void* aligned_common(F fn, std::size_t alignment, std::size_t size, fmt::alloc_k
 
 LOWALLOC_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
   return aligned_common([](std::size_t a, std::size_t n) { return real.aligned_alloc(a, n); },
-                        alignment, size, fmt::kind_aligned_alloc);
+                        alignment, size, fmt::kind_aligned_alloc, LOWALLOC_CALLER_FRAME());
 }
 
 LOWALLOC_EXPORT void* memalign(std::size_t alignment, std::size_t size) noexcept {
   return aligned_common([](std::size_t a, std::size_t n) { return real.memalign(a, n); }, alignment,
-                        size, fmt::kind_memalign);
+                        size, fmt::kind_memalign, LOWALLOC_CALLER_FRAME());
 }
 
 LOWALLOC_EXPORT void* valloc(std::size_t size) noexcept {
   return aligned_common([](std::size_t, std::size_t n) { return real.valloc(n); }, 4096, size,
-                        fmt::kind_valloc);
+                        fmt::kind_valloc, LOWALLOC_CALLER_FRAME());
 }
 
 LOWALLOC_EXPORT void* pvalloc(std::size_t size) noexcept {
   return aligned_common([](std::size_t, std::size_t n) { return real.pvalloc(n); }, 4096, size,
-                        fmt::kind_valloc);
+                        fmt::kind_valloc, LOWALLOC_CALLER_FRAME());
 }
 
 namespace {

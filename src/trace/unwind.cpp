@@ -792,6 +792,18 @@ std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t
   }
 }
 
+std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
+                                std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
+                                std::uintptr_t stack_hi) noexcept {
+  frame f{pc, sp, rbp};
+  if (cache == nullptr || max == 0 || stack_hi <= f.sp || f.pc == 0) return 0;
+  std::size_t n = 0;
+  for (;;) {
+    out[n++] = f.pc;
+    if (n == max || !step(cache->sets, f, stack_hi)) return n;
+  }
+}
+
 bool module_text_range(const void* address, std::uintptr_t* lo, std::uintptr_t* hi) noexcept {
   module_info m{};
   if (!find_module(reinterpret_cast<std::uintptr_t>(address), &m)) return false;

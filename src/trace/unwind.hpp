@@ -28,6 +28,13 @@ __attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::u
                                                      std::uintptr_t skip_hi,
                                                      std::uintptr_t stack_hi) noexcept;
 
+// The same, starting from a known frame instead of the caller's: `pc` is a return address, `sp`
+// the stack pointer after that return and `rbp` the register's value there. The recorder's hooks
+// pass their own return address and frame, which saves walking through the recorder's frames.
+std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
+                                std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
+                                std::uintptr_t stack_hi) noexcept;
+
 // The [lo, hi) range of the executable PT_LOAD segments of the ELF object containing `address`;
 // false if none.
 bool module_text_range(const void* address, std::uintptr_t* lo, std::uintptr_t* hi) noexcept;

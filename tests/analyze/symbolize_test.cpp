@@ -255,7 +255,7 @@ TEST(Fold, AllocatorFramesAtTheInnermostEnd) {
       named("collect(int)"),
       named("main"),
   };
-  EXPECT_EQ(fold_count(vec_push), 5u);
+  EXPECT_EQ(fold_count(vec_push), 6u);  // push_back too: collect(int) is the user's line
   EXPECT_EQ(fold_count({named("malloc"), named("strdup"), named("user()")}), 2u);
   EXPECT_EQ(fold_count({named("malloc"), named("free")}), 1u);    // never the last frame
   EXPECT_EQ(fold_count({named("user()"), named("malloc")}), 0u);  // only at the innermost end
@@ -276,10 +276,18 @@ TEST(Fold, AllocatorFramesAtTheInnermostEnd) {
                                ">::reallocate(unsigned long)")));
   EXPECT_TRUE(is_allocator_frame(named("__libc_malloc", "/lib/x86_64-linux-gnu/libc.so.6")));
   EXPECT_TRUE(is_allocator_frame(named("__GI___libc_malloc", "/lib/x86_64-linux-gnu/libc.so.6")));
-  EXPECT_FALSE(
+  EXPECT_TRUE(
       is_allocator_frame(named("std::vector<int, std::allocator<int> >::push_back(int "
                                "const&)")));
+  frame in_header = named("frobnicate(int)");  // inlined from a standard header
+  in_header.file = "/usr/include/c++/12/bits/stl_algo.h";
+  EXPECT_TRUE(is_allocator_frame(in_header));
+  EXPECT_TRUE(is_allocator_frame(named("_IO_file_doallocate", "/lib/x86_64-linux-gnu/libc.so.6")));
   EXPECT_FALSE(is_allocator_frame(named("my::allocate(unsigned long)")));
+  EXPECT_FALSE(is_allocator_frame(named("standard::thing()")));
+  frame user_file = named("collect(int)");
+  user_file.file = "/home/me/src/collect.cpp";
+  EXPECT_FALSE(is_allocator_frame(user_file));
   EXPECT_FALSE(is_allocator_frame(named("")));
 }
 

@@ -169,6 +169,44 @@ bool any_in_module(const stack& s, const char* name) {
 
 void nofp_chain4(void* arg) { unwind_test::nofp::chain(4, capture_both, arg); }
 
+// unwind_capture_from, started from this function's own return address and frame, as the
+// recorder's hooks do.
+__attribute__((noinline)) void capture_from_own_frame(void* arg) {
+  auto* c = static_cast<capture*>(arg);
+  cache_holder& t = this_thread();
+  const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
+  c->n_ours = lt::unwind_capture_from(t.cache, c->ours, c->max,
+                                      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+                                      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi);
+  asm volatile("" ::: "memory");
+}
+
+// Each body through the same chain, from one call site.
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void chains_at_one_site(void (*const* bodies)(void*), capture* const* cs, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) unwind_test::nofp::chain(6, bodies[i], cs[i]);
+}
+
+TEST(Unwind, CaptureFromAKnownFrameSkipsOnlyThatFrame) {
+  capture direct, from;
+  void (*const bodies[2])(void*) = {capture_both, capture_from_own_frame};
+  capture* const cs[2] = {&direct, &from};
+  chains_at_one_site(bodies, cs, 2);
+  // unwind_capture's first address is the return into capture_both; unwind_capture_from starts
+  // one frame out, at the return into the chain, and from there the stacks are the same.
+  ASSERT_GE(direct.n_ours, 8u);
+  ASSERT_EQ(from.n_ours + 1, direct.n_ours);
+  for (std::size_t i = 0; i < from.n_ours; ++i) EXPECT_EQ(from.ours[i], direct.ours[i + 1]) << i;
+  capture truncated;
+  truncated.max = 3;
+  unwind_test::nofp::chain(6, capture_from_own_frame, &truncated);
+  EXPECT_EQ(truncated.n_ours, 3u);
+}
+
 TEST(Unwind, OmitFramePointerChain) {
   capture c;
   unwind_test::nofp::chain(8, capture_both, &c);
