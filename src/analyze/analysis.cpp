@@ -209,6 +209,7 @@ class engine {
   std::uint64_t last_tick_ = 0;
   bool have_pair_ = false;
   std::uint64_t pair_lo_ticks_ = 0, pair_lo_ns_ = 0, pair_hi_ticks_ = 0, pair_hi_ns_ = 0;
+  std::uint64_t min_ns_ = 0, max_ns_ = 0;  // CLOCK_MONOTONIC of the first and last TIME records
 };
 
 bool engine::load_block(stream& s) {
@@ -371,6 +372,8 @@ bool engine::decode(stream& s) {
           pair_hi_ticks_ = ticks;
           pair_hi_ns_ = ns;
         }
+        if (!have_pair_ || ns < min_ns_) min_ns_ = ns;
+        if (!have_pair_ || ns > max_ns_) max_ns_ = ns;
         have_pair_ = true;
         break;
       }
@@ -742,13 +745,16 @@ analysis engine::finish(const options& opts) {
   analysis& a = out_;
   a.totals.leaked_allocations = live_count_;
   a.totals.leaked_bytes = live_bytes_;
-  if (first_tick_ <= last_tick_) {
-    double ns_per_tick = 1.0;
-    if (pair_hi_ticks_ > pair_lo_ticks_ && pair_hi_ns_ > pair_lo_ns_)
-      ns_per_tick = static_cast<double>(pair_hi_ns_ - pair_lo_ns_) /
-                    static_cast<double>(pair_hi_ticks_ - pair_lo_ticks_);
+  // Run time: the events' tick span, or the span of the TIME records' nanoseconds (the first
+  // block opens when tracing starts, the recorder writes one more at the end) when that is longer:
+  // ticks are coarse (65-130 us), so a short program's events may all share one tick.
+  if (first_tick_ <= last_tick_ && pair_hi_ticks_ > pair_lo_ticks_ && pair_hi_ns_ > pair_lo_ns_) {
+    const double ns_per_tick = static_cast<double>(pair_hi_ns_ - pair_lo_ns_) /
+                               static_cast<double>(pair_hi_ticks_ - pair_lo_ticks_);
     a.run_time_seconds = static_cast<double>(last_tick_ - first_tick_) * ns_per_tick / 1e9;
   }
+  if (have_pair_)
+    a.run_time_seconds = std::max(a.run_time_seconds, static_cast<double>(max_ns_ - min_ns_) / 1e9);
 
   // Symbolize each distinct (module, address) once, fold, and merge equal stacks into sites.
   std::unique_ptr<detail::symbolizer> sym;

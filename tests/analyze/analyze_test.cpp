@@ -391,9 +391,20 @@ TEST(Analyze, RunTimeFromTimePairs) {
   const analysis a = run(w);
   EXPECT_DOUBLE_EQ(a.run_time_seconds, 4000 * 0.5 / 1e9);
 
-  trace_writer same;  // one pair only: ticks are nanoseconds
+  // One pair only: ticks cannot be converted, and the nanoseconds span nothing.
+  trace_writer same;
   same.block(1, 1000, 77).stack(1, {0x1000}).alloc(3000, 8, 0x10, 1).end_block();
-  EXPECT_DOUBLE_EQ(run(same).run_time_seconds, 2000 / 1e9);
+  EXPECT_DOUBLE_EQ(run(same).run_time_seconds, 0.0);
+
+  // A program shorter than a tick: every event in tick 1000, the TIME written before END 2 ms
+  // after the first. The nanoseconds give the run time.
+  trace_writer short_run;
+  short_run.block(1, 1000, 5000000).stack(1, {0x1000}).alloc(1000, 8, 0x10, 1);
+  short_run.time(1000, 7000000).end(1000).end_block();
+  EXPECT_DOUBLE_EQ(run(short_run).run_time_seconds, 0.002);
+
+  // Both: the longer span wins (here the ticks: 4000 ticks at 0.5 ns against 1 us of TIME records).
+  EXPECT_GT(a.run_time_seconds, 1000 / 1e9);
 }
 
 TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
