@@ -34,6 +34,7 @@ bench: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	scripts/run-benchmarks.sh build/release
+	scripts/bench-tracer.py build/release
 
 format:
 	git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

@@ -798,6 +798,13 @@ bool open_trace_file() {
     stop_tracing(std::strerror(errno));
     return false;
   }
+  // Out of the way of the program's own descriptors: a program that closes the low ones and opens
+  // files of its own must not receive ours (it would get our blocks written into its file).
+  int high = fcntl(trace_fd, F_DUPFD_CLOEXEC, 700);
+  if (high >= 0) {
+    close(trace_fd);
+    trace_fd = high;
+  }
   unsigned char header[fmt::file_header_size] = {};
   std::memcpy(header, fmt::file_magic, 8);
   header[8] = static_cast<unsigned char>(fmt::version & 0xff);
