@@ -6,10 +6,12 @@ set -euo pipefail
 
 what=${1:-build}
 # The tracer needs pkg-config, zstd and elfutils' libdw; its tests compare with libunwind and
-# heaptrack (skipped where heaptrack is missing, but CI installs it).
+# heaptrack (skipped where heaptrack is missing, but CI installs it). mimalloc and jemalloc are
+# peers in the memory-resource benchmarks (loaded with dlopen, never linked).
 packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev
           libboost-dev libabsl-dev llvm-14-dev
-          pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev heaptrack)
+          pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev heaptrack
+          libmimalloc-dev libjemalloc-dev)
 case "$what" in
   build|bench) ;;
   *) echo "usage: $0 [build|bench]" >&2; exit 64 ;;
