@@ -113,6 +113,13 @@ std::string resolve_program(const std::string& name) {
   return {};
 }
 
+bool is_script(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {};
+  in.read(magic, 2);
+  return in.gcount() == 2 && magic[0] == '#' && magic[1] == '!';
+}
+
 // Empty if PROGRAM can be traced; otherwise why not.
 std::string check_traceable(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -223,6 +230,7 @@ int run_main(int argc, char** argv) {
     std::fprintf(stderr, "lowalloc run: %s\n", why.c_str());
     return exit_cannot_run;
   }
+  const bool script = is_script(program);
   std::string library = find_trace_library();
   if (library.empty()) {
     std::fprintf(stderr,
@@ -248,6 +256,12 @@ int run_main(int argc, char** argv) {
   }
 
   std::string output = opt.output;
+  // We must be able to wait for PROGRAM even if our parent ignores SIGCHLD (waitpid would fail
+  // with ECHILD); PROGRAM gets the disposition we inherited.
+  struct sigaction default_chld = {}, old_chld;
+  default_chld.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &default_chld, &old_chld);
+
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
@@ -270,6 +284,7 @@ int run_main(int argc, char** argv) {
     setenv(fmt::env_fork, opt.follow_fork ? "1" : "0", 1);
     setenv(fmt::env_exec, opt.follow_exec ? "1" : "0", 1);
     setenv(fmt::env_depth, std::to_string(opt.depth).c_str(), 1);
+    sigaction(SIGCHLD, &old_chld, nullptr);
     execv(program.c_str(), opt.program.data());
     int err = errno;
     ssize_t ignored = write(exec_pipe[1], &err, sizeof err);
@@ -296,8 +311,14 @@ int run_main(int argc, char** argv) {
   close(exec_pipe[0]);
 
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  int wait_errno = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      wait_errno = errno;
+      break;
+    }
   }
+  sigaction(SIGCHLD, &old_chld, nullptr);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
@@ -324,7 +345,11 @@ int run_main(int argc, char** argv) {
   unlink(manifest);
 
   int exit_status;
-  if (WIFSIGNALED(status)) {
+  if (wait_errno != 0) {
+    std::fprintf(stderr, "lowalloc run: cannot wait for %s: %s\n", opt.program[0],
+                 std::strerror(wait_errno));
+    exit_status = exit_failure;
+  } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     std::fprintf(stderr,
                  "lowalloc run: %s was killed by signal %d (%s); the trace reads up to its last "
@@ -344,6 +369,11 @@ int run_main(int argc, char** argv) {
     for (const std::string& f : files)
       std::fprintf(stderr, "lowalloc run: trace written to %s\n", f.c_str());
     std::fprintf(stderr, "lowalloc run: read it with: lowalloc report %s\n", files.front().c_str());
+    if (script && !opt.follow_exec)
+      std::fprintf(stderr,
+                   "lowalloc run: %s is a script: its interpreter was traced; programs it starts "
+                   "with exec are traced only with --follow-exec\n",
+                   opt.program[0]);
   }
   return exit_status;
 }

@@ -19,6 +19,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -275,8 +276,25 @@ char trace_path[4096];
 char manifest_path[4096];
 bool file_pending = false;  // fork child: the file is created at the first flush
 pid_t traced_pid = 0;       // a vfork child shares our memory and must not touch it
+// The command line, copied at start: a program may rewrite its argv (nginx's setproctitle sets
+// argv[1] to NULL) before it forks, and a child writes the PROCESS record again.
+constexpr int max_saved_args = 256;
+char saved_args[16384];
+const char* saved_argv[max_saved_args];
 int saved_argc = 0;
-char** saved_argv = nullptr;
+
+void save_argv(int argc, char** argv) {
+  std::size_t used = 0;
+  saved_argc = 0;
+  for (int i = 0; i < argc && argv != nullptr && argv[i] != nullptr && saved_argc < max_saved_args;
+       ++i) {
+    std::size_t n = std::strlen(argv[i]);
+    if (used + n + 1 > sizeof saved_args) break;
+    std::memcpy(saved_args + used, argv[i], n + 1);
+    saved_argv[saved_argc++] = saved_args + used;
+    used += n + 1;
+  }
+}
 
 // --- encoding ------------------------------------------------------------------------------------
 
@@ -320,7 +338,20 @@ struct ip_chunk {
 struct local_entry {
   std::uintptr_t addr;  // 0: empty
   std::uint32_t ordinal;
+  std::uint32_t epoch;  // free_epoch() of the address when it was allocated
 };
+
+// Frees that carry an address bump a counter per address hash. A thread's block-local entry is
+// valid only while the counter is what it was at the allocation: if another thread freed the block
+// (and the address came back to this thread through another allocation), the entry is stale and
+// the free must carry its address. One relaxed load per allocation and per local free, one
+// relaxed increment per free with an address; the coherence of each counter orders them.
+constexpr std::size_t free_epoch_buckets = 16384;
+std::atomic<std::uint32_t> free_epochs[free_epoch_buckets];
+
+inline std::atomic<std::uint32_t>& free_epoch(std::uintptr_t addr) {
+  return free_epochs[((addr >> 4) * 0x9E3779B97F4A7C15u) >> (64 - 14)];
+}
 
 struct thread_state {
   unsigned char* buffer;      // buffers[0] or buffers[1]: the one being filled
@@ -341,7 +372,11 @@ struct thread_state {
   bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
   std::uint32_t generation;
+  std::uintptr_t stack_lo;  // the mapping of the thread's own stack; [lo, hi) is readable
   std::uintptr_t stack_hi;
+  std::uintptr_t other_lo[4];  // other stacks it ran on (fibers, sigaltstack), round robin
+  std::uintptr_t other_hi[4];
+  unsigned other_next;
   unwind_cache* cache;
   bool exited;
   // Stack ids: an open-addressing table over the ips stored in chunks.
@@ -463,9 +498,9 @@ void write_thread_record(thread_state* t) {
 // The end of the mapping that contains `address`, from /proc/self/maps; 0 if not found. The
 // thread's stack top, found without pthread_getattr_np: that function takes the thread's lock and
 // calls realloc, and a thread's first allocation may come from inside it.
-std::uintptr_t mapping_end(std::uintptr_t address) {
+bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_t* hi_out) {
   int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return false;
   char buf[4096];
   std::size_t have = 0;
   std::uintptr_t result = 0;
@@ -503,14 +538,18 @@ std::uintptr_t mapping_end(std::uintptr_t address) {
     if (*c == '-') {
       ++c;
       hex(hi);
-      if (lo <= address && address < hi) result = hi;
+      if (lo <= address && address < hi) {
+        result = hi;
+        *lo_out = lo;
+        *hi_out = hi;
+      }
     }
     std::size_t used = static_cast<std::size_t>(nl + 1 - buf);
     std::memmove(buf, nl + 1, have - used);
     have -= used;
   }
   close(fd);
-  return result;
+  return result != 0;
 }
 
 constexpr std::size_t first_table_capacity = 1024;
@@ -550,8 +589,9 @@ thread_state* create_thread_state() {
   t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
   t->generation = module_generation.load(std::memory_order_acquire);
 
-  // Unknown bounds (0) mean no stacks for this thread: the unwinder reads only below stack_hi.
-  t->stack_hi = mapping_end(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+  // Unknown bounds (0) mean no stacks: the unwinder reads only inside the mapping of the stack.
+  mapping_range(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)), &t->stack_lo,
+                &t->stack_hi);
   begin_block(t);
   write_thread_record(t);
   pthread_setspecific(thread_key, t);
@@ -701,12 +741,27 @@ struct caller_frame {
         *static_cast<const std::uintptr_t*>(__builtin_frame_address(0))    \
   }
 
+// The top of the mapping that holds `sp`: the thread's own stack, or a fiber's or an alternate
+// signal stack (looked up in /proc/self/maps once, then cached). 0 when unknown: no stack then,
+// since the unwinder assumes [sp, top) is readable.
+std::uintptr_t stack_top(thread_state* t, std::uintptr_t sp) {
+  if (LOWALLOC_LIKELY(sp >= t->stack_lo && sp < t->stack_hi)) return t->stack_hi;
+  for (unsigned k = 0; k < 4; ++k)
+    if (sp >= t->other_lo[k] && sp < t->other_hi[k]) return t->other_hi[k];
+  std::uintptr_t lo = 0, hi = 0;
+  if (!mapping_range(sp, &lo, &hi)) return 0;
+  unsigned k = t->other_next++ & 3;
+  t->other_lo[k] = lo;
+  t->other_hi[k] = hi;
+  return hi;
+}
+
 __attribute__((noinline)) void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size,
                                             void* ptr, const caller_frame& from) {
   std::uint64_t ticks = stamp_event(t);
   std::uintptr_t ips[max_depth_limit];
-  std::size_t n =
-      unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp, t->stack_hi);
+  std::size_t n = unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp,
+                                      stack_top(t, from.sp));
   std::uint32_t id = stack_id(t, ips, n);
   unsigned char* p = ensure_space(t, 48);
   *p++ = static_cast<unsigned char>(unsigned{fmt::tag_alloc} | unsigned{kind});
@@ -724,7 +779,8 @@ __attribute__((noinline)) void record_alloc(thread_state* t, fmt::alloc_kind kin
     ++t->local_count;
   else
     t->evicted[t->evicted_count++] = t->local[i];
-  t->local[i] = local_entry{addr, t->alloc_ordinal++};
+  t->local[i] =
+      local_entry{addr, t->alloc_ordinal++, free_epoch(addr).load(std::memory_order_relaxed)};
   if (t->local_count + t->evicted_count >= local_limit) flush(t, false);
 }
 
@@ -734,12 +790,22 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
   std::size_t i = local_slot(addr);
   while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
-  if (t->local[i].addr == addr) {
+  std::atomic<std::uint32_t>& epoch = free_epoch(addr);
+  bool local = t->local[i].addr == addr;
+  if (local && epoch.load(std::memory_order_relaxed) != t->local[i].epoch) {
+    // Stale: another thread freed this allocation, and this free is of a later allocation at the
+    // same address. The old one's address goes to ADDRESSES; this free carries its address.
+    t->evicted[t->evicted_count++] = t->local[i];
+    local_erase(t, i);
+    local = false;
+  }
+  if (local) {
     *p++ = fmt::tag_free_local;
     p = put_varint(p, take_dt(t, ticks));
     p = put_varint(p, t->alloc_ordinal - 1 - t->local[i].ordinal);
     local_erase(t, i);
   } else {
+    epoch.fetch_add(1, std::memory_order_relaxed);
     *p++ = fmt::tag_free;
     p = put_varint(p, take_dt(t, ticks));
     p = put_svarint(p, static_cast<std::int64_t>(addr - t->prev_addr));
@@ -905,7 +971,13 @@ void start_writer() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // The program's signals must never be delivered to the writer (its handlers would run there,
+  // maybe before the writer has set its guard): it starts with every signal blocked.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   writer_running = pthread_create(&thread, &attr, writer_main, nullptr) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
   if (writer_running) pthread_setname_np(thread, "lowalloc-writer");
 }
@@ -1117,6 +1189,12 @@ void on_thread_exit(void* state) {
 // their unflushed events (docs/tracer.md); their later events are not recorded.
 void finish_process() {
   if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid) return;
+  if (tls_guard) {
+    // _exit from a signal handler that interrupted this thread inside the recorder: its buffer is
+    // half written and it may hold a lock. Write nothing; the trace reads as a killed process.
+    tracing.store(false, std::memory_order_relaxed);
+    return;
+  }
   bool guard = tls_guard;
   tls_guard = true;
   thread_state* t = tls_state;
@@ -1195,7 +1273,18 @@ void fork_child() {
   name_child_file();
   file_pending = true;
   next_stream.store(1, std::memory_order_relaxed);
+  lost_events.store(0, std::memory_order_relaxed);  // the parent's, reported in its own file
   thread_state* t = tls_state;
+  if (t == nullptr && !tls_dead) {
+    // A thread that had not recorded anything forked: the child's first block still needs its
+    // PROCESS and MODULE records.
+    bool guard = tls_guard;
+    tls_guard = true;
+    t = create_thread_state();
+    tls_state = t;
+    tls_guard = guard;
+    if (t != nullptr) t->pos = 0;  // rewritten below like an inherited state
+  }
   if (t != nullptr) {
     t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
     t->pos = 0;
@@ -1270,8 +1359,7 @@ void stop_exec_inheritance() {
 __attribute__((constructor(101))) void init_recorder(int argc, char** argv, char**) {
   if (!ready()) return;
   tls_guard = true;
-  saved_argc = argc;
-  saved_argv = argv;
+  save_argv(argc, argv);
   const char* file = getenv(fmt::env_file);
   if (file == nullptr || file[0] == 0) {
     tls_guard = false;
@@ -1512,6 +1600,7 @@ LOWALLOC_EXPORT int dlclose(void* handle) noexcept {
   if (!ready()) return -1;
   unwind_modules_invalidate();  // and again after: keep stale module entries out of the window
   int rc = real.dlclose(handle);
+  unwind_modules_invalidate();  // whatever the state of tracing: the unwinder must not keep it
   after_module_change();
   return rc;
 }

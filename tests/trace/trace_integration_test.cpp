@@ -421,6 +421,66 @@ TEST_F(trace_test, four_threads_at_once) {
   EXPECT_GE(read_complete(t.trace).threads, 4u);
 }
 
+TEST_F(trace_test, a_block_freed_by_another_thread_and_handed_back_is_matched_by_address) {
+  // Per round: the main thread's malloc(40), freed by the other thread, whose malloc(40) gets the
+  // same address and is freed by the main thread. Nothing unmatched, nothing leaked.
+  //
+  // Every block is freed by the thread that did not allocate it, so none is temporary; but the
+  // four events of a round fall in one tick, and at equal ticks the reader cannot tell the main
+  // thread's free of the returned block from a free of its own allocation at the same address
+  // (docs/tracer.md, "Event order"). Totals are exact; temporary and the sites' shares are not,
+  // so they are not asserted here.
+  counts d = delta("handoff", k_iterations);
+  EXPECT_EQ(d.allocations, 2 * k_iterations);
+  EXPECT_EQ(d.frees, 2 * k_iterations);
+  EXPECT_EQ(d.bytes, 2 * 40 * k_iterations);
+  EXPECT_EQ(d.leaked_allocations, 0);
+  EXPECT_EQ(d.by_kind[fmt::kind_malloc], 2 * k_iterations);
+  traced t = trace("handoff", {std::to_string(k_iterations)});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+}
+
+TEST_F(trace_test, a_child_forked_by_a_fresh_thread_after_argv_was_rewritten) {
+  traced t = trace("fork_argv", {std::to_string(k_iterations), "extra", "args"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  std::vector<fs::path> children = child_traces(t.trace);
+  ASSERT_EQ(children.size(), 1u);
+  analyze::analysis child = read_complete(children[0]);
+  EXPECT_TRUE(child.process.fork_child);
+  EXPECT_NE(child.process.exe, "") << "the child's file has its PROCESS record";
+  ASSERT_FALSE(child.process.argv.empty());
+  EXPECT_EQ(child.process.argv.size(), 4u) << "argv as it was at start";
+  EXPECT_GE(child.totals.allocations, static_cast<std::uint64_t>(k_iterations));
+}
+
+TEST_F(trace_test, exit_from_a_signal_handler_inside_the_recorder_neither_hangs_nor_damages) {
+  // The handler calls _exit, often while the thread is inside the recorder: that thread's
+  // unwritten events are dropped (as if killed), everything written before reads intact.
+  for (int i = 0; i < 10; ++i) {
+    traced t = trace("signal_exit", {"20000"});
+    ASSERT_EQ(t.run.status, 3) << t.run.err;
+    analyze::options opts;
+    opts.symbolize = false;
+    try {
+      analyze::analysis a = analyze::analyze_file(t.trace.string(), opts);
+      EXPECT_EQ(a.truncation, "") << "run " << i;
+    } catch (const analyze::trace_error& e) {
+      EXPECT_TRUE(contains(e.what(), "no blocks")) << "run " << i << ": " << e.what();
+    }
+  }
+}
+
+TEST_F(trace_test, exit_status_passes_through_when_sigchld_is_ignored) {
+  // sh's `trap "" CHLD` leaves SIGCHLD ignored across its exec of lowalloc run.
+  fs::path d = fresh_dir();
+  command_result r =
+      run_command({"/bin/sh", "-c", "trap '' CHLD; exec \"$0\" run -q -o \"$1\" -- \"$2\" 0 42",
+                   lowalloc_cli, (d / "x.trace").string(), program("exit_code")},
+                  d);
+  EXPECT_EQ(r.status, 42) << r.err;
+}
+
 // ---------------------------------------------------------------------------------------------
 // fork, exec, dlopen
 
