@@ -77,6 +77,13 @@
 #endif
 #endif
 
+// Leak hunting: 1 sends every lowalloc::arena allocation straight to the global operator new (one
+// heap block each, freed on release/reset/destruction), so valgrind and ASan see every block.
+// Define it the same way in every translation unit (the arena's inline code depends on it).
+#ifndef LOWALLOC_ARENA_USE_MALLOC
+#define LOWALLOC_ARENA_USE_MALLOC 0
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWALLOC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LOWALLOC_UNLIKELY(x) __builtin_expect(!!(x), 0)
