@@ -263,8 +263,6 @@ std::atomic<std::uint64_t> lost_events{0};
 std::size_t max_depth = 128;
 bool follow_fork = true;
 bool follow_exec = false;
-std::uintptr_t self_lo = 0;
-std::uintptr_t self_hi = 0;
 pthread_key_t thread_key;
 
 int trace_fd = -1;
@@ -1283,7 +1281,6 @@ void fork_child() {
     t = create_thread_state();
     tls_state = t;
     tls_guard = guard;
-    if (t != nullptr) t->pos = 0;  // rewritten below like an inherited state
   }
   if (t != nullptr) {
     t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
@@ -1387,7 +1384,6 @@ __attribute__((constructor(101))) void init_recorder(int argc, char** argv, char
 
   traced_pid = getpid();
   use_tsc = cpu_has_invariant_tsc();
-  module_text_range(reinterpret_cast<const void*>(&init_recorder), &self_lo, &self_hi);
   pthread_key_create(&thread_key, on_thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   cctx = ZSTD_createCCtx();
