@@ -54,9 +54,11 @@ namespace lowalloc {
 
 /// What an arena holds now. Cheap to take (three loads).
 struct arena_stats {
-  std::size_t bytes_allocated = 0;  ///< bytes handed out (sum of requests, not counting padding)
-  std::size_t bytes_upstream = 0;   ///< bytes taken from the upstream resource (chunks), now held
-  std::size_t chunks = 0;           ///< upstream chunks now held
+  /// Bytes handed out: the sum of the requests, each rounded up to alignof(std::max_align_t)
+  /// (every block starts on that boundary); alignment padding beyond it is not counted.
+  std::size_t bytes_allocated = 0;
+  std::size_t bytes_upstream = 0;  ///< bytes taken from the upstream resource (chunks), now held
+  std::size_t chunks = 0;          ///< upstream chunks now held
 };
 
 namespace detail {
@@ -67,6 +69,12 @@ inline constexpr std::size_t arena_granule = alignof(std::max_align_t);
 
 inline constexpr std::size_t arena_round_up(std::size_t n, std::size_t align) noexcept {
   return (n + align - 1) & ~(align - 1);
+}
+
+// What one request of n bytes takes from the region: n rounded up to the granule. Callers check
+// n <= (a multiple of the granule) first, so this cannot overflow.
+inline constexpr std::size_t arena_step(std::size_t n) noexcept {
+  return arena_round_up(n, arena_granule);
 }
 
 inline constexpr bool arena_is_pow2(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
@@ -126,24 +134,21 @@ class arena_base : public std::pmr::memory_resource {
 #if LOWALLOC_ARENA_USE_MALLOC
     return allocate_heap(bytes, align);
 #else
-#if LOWALLOC_ARENA_POISON
-    if (align < detail::arena_min_align) align = detail::arena_min_align;
-#endif
     if (LOWALLOC_LIKELY(align <= detail::arena_granule)) {
-      // end_ is granule-aligned, so p <= end_.
-      unsigned char* const p = cur_ + detail::arena_pad(cur_, align);
+      // cur_ and end_ are granule-aligned: the block starts at cur_, and since avail is a multiple
+      // of the granule, bytes <= avail means the rounded size fits too (and cannot overflow).
+      unsigned char* const p = cur_;
       const std::size_t avail = static_cast<std::size_t>(end_ - p);
 #if LOWALLOC_ARENA_POISON
-      if (bytes <= avail && avail - bytes >= detail::arena_redzone) {
-        cur_ = p + bytes + detail::arena_redzone;
-        allocated_ += bytes;
+      if (bytes <= avail && avail - detail::arena_step(bytes) >= detail::arena_redzone) {
+        cur_ = p + detail::arena_step(bytes) + detail::arena_redzone;
+        used_ += detail::arena_step(bytes);
         detail::arena_unpoison(p, bytes);
         return p;
       }
 #else
       if (LOWALLOC_LIKELY(bytes <= avail)) {
-        cur_ = p + bytes;
-        allocated_ += bytes;
+        cur_ = p + detail::arena_step(bytes);
         return p;
       }
 #endif
@@ -205,7 +210,7 @@ class arena_base : public std::pmr::memory_resource {
   }
 
   /// Bytes handed out, bytes held from upstream and chunks held.
-  arena_stats stats() const noexcept { return {allocated_, bytes_upstream_, chunk_count_}; }
+  arena_stats stats() const noexcept { return {bytes_allocated(), bytes_upstream_, chunk_count_}; }
 
   /// Where the chunks come from.
   std::pmr::memory_resource* upstream() const noexcept { return upstream_; }
@@ -281,7 +286,8 @@ class arena_base : public std::pmr::memory_resource {
   void restart() noexcept {
     cur_ = inline_begin_;
     end_ = inline_end_;
-    allocated_ = 0;
+    region_ = inline_begin_;
+    used_ = 0;
     detail::arena_poison(inline_begin_, inline_capacity());
   }
 
@@ -322,19 +328,37 @@ class arena_base : public std::pmr::memory_resource {
     chunks_ = ::new (mem) detail::arena_chunk{chunks_, size, a};
     bytes_upstream_ += size;
     ++chunk_count_;
-    allocated_ += bytes;
+    used_ += detail::arena_step(bytes);
     return static_cast<unsigned char*>(mem) + head;
   }
 #endif
+
+  // Bytes handed out. Without ASan the fast path only moves cur_: what the current region handed
+  // out is cur_ - region_, added to used_ when the arena leaves the region. Under ASan every
+  // block is followed by a redzone, so used_ counts each block as it goes.
+  std::size_t bytes_allocated() const noexcept {
+#if LOWALLOC_ARENA_POISON || LOWALLOC_ARENA_USE_MALLOC
+    return used_;
+#else
+    return used_ + static_cast<std::size_t>(cur_ - region_);
+#endif
+  }
 
   // The current region is too small or the alignment is large: pad in the current region if it
   // fits, else take the spare chunk or a new one from upstream.
   LOWALLOC_NOINLINE void* allocate_slow(std::size_t bytes, std::size_t align) {
     constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
     const std::size_t avail = static_cast<std::size_t>(end_ - cur_);
+    // cur_, end_ and (for align > granule) pad are multiples of the granule: once bytes fits,
+    // its rounded size fits too.
     const std::size_t pad = detail::arena_pad(cur_, align);
-    if (pad <= avail && bytes <= avail - pad && avail - pad - bytes >= detail::arena_redzone) {
-      return bump_to(cur_ + pad, bytes, end_);
+    if (pad <= avail && bytes <= avail - pad &&
+        avail - pad - detail::arena_step(bytes) >= detail::arena_redzone) {
+      unsigned char* const p = cur_ + pad;
+#if !LOWALLOC_ARENA_POISON
+      used_ -= pad;  // the padding stays in cur_ - region_ but was not handed out
+#endif
+      return hand_out(p, bytes);
     }
 
     // A chunk's data starts granule-aligned after the header: a larger alignment needs up to
@@ -369,25 +393,37 @@ class arena_base : public std::pmr::memory_resource {
     unsigned char* const chunk_end = static_cast<unsigned char*>(static_cast<void*>(c)) + c->size;
     unsigned char* const p = data + detail::arena_pad(data, align);
     // Bump through whichever region has more room left after this request.
-    const std::size_t left_new = static_cast<std::size_t>(chunk_end - (p + bytes));
-    if (left_new >= avail) return bump_to(p, bytes, chunk_end);
-    allocated_ += bytes;
+    const std::size_t left_new =
+        static_cast<std::size_t>(chunk_end - (p + detail::arena_step(bytes)));
+    if (left_new >= avail) {
+#if !LOWALLOC_ARENA_POISON
+      used_ += static_cast<std::size_t>(cur_ - region_);  // leave the current region
+      region_ = p;
+#endif
+      end_ = chunk_end;
+      return hand_out(p, bytes);
+    }
+    // The block has the chunk to itself; the arena goes on in the current region.
+    used_ += detail::arena_step(bytes);
     detail::arena_unpoison(p, bytes);
     return p;
   }
 
-  void* bump_to(unsigned char* p, std::size_t bytes, unsigned char* end) noexcept {
-    cur_ = p + bytes + detail::arena_redzone;
-    end_ = end;
-    allocated_ += bytes;
+  // [p, p + bytes) in the current region is handed out; the region goes on after it.
+  void* hand_out(unsigned char* p, std::size_t bytes) noexcept {
+    cur_ = p + detail::arena_step(bytes) + detail::arena_redzone;
+#if LOWALLOC_ARENA_POISON
+    used_ += detail::arena_step(bytes);
+#endif
     detail::arena_unpoison(p, bytes);
     return p;
   }
 
-  // The fast path's state first.
+  // The fast path's state first. cur_ and end_ are always multiples of the granule.
   unsigned char* cur_ = nullptr;
   unsigned char* end_ = nullptr;
-  std::size_t allocated_ = 0;
+  unsigned char* region_ = nullptr;        // where the current region started handing out
+  std::size_t used_ = 0;                   // see bytes_allocated()
   detail::arena_chunk* chunks_ = nullptr;  // chunks in use (heap blocks with USE_MALLOC)
   detail::arena_chunk* spare_ = nullptr;   // the chunk reset() kept, until it is reused
   std::pmr::memory_resource* upstream_;

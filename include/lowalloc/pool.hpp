@@ -6,7 +6,9 @@
 // clear, deallocate a bit set, both O(1) and inline, with no search over the slabs (the slab of a
 // pointer is the pointer rounded down to the slab size). It allocates from upstream only when
 // every slab is full, and gives a slab back when it becomes empty, beyond
-// `pool_options::keep_empty_slabs` kept ones.
+// `pool_options::keep_empty_slabs` kept ones. In front of the bitmaps, a bounded LIFO list of
+// freed slots (threaded through them) makes the common allocate/free a pop and a push; a slot on
+// it keeps its slab until the list overflows or `trim()` is called (see pool_options).
 //
 // Any request up to the slot size and alignment gets a slot, so one pool serves the nodes of a
 // std::list, std::map, std::set or std::unordered_map without knowing their node sizes; larger or
@@ -56,6 +58,14 @@ struct pool_options {
   std::size_t slots_per_slab = 0;
   /// Empty slabs kept for reuse; a slab that becomes empty beyond these goes back upstream.
   std::size_t keep_empty_slabs = 1;
+  /// lowalloc::pool only (extra): freed slots kept on a LIFO list in front of the bitmaps, reused
+  /// first; when it is full, the newest half goes back to the bitmaps. A slot on the list is free
+  /// for the user but still counted as used by its slab, so a slab goes back upstream only once
+  /// its slots have left the list (pool::trim() empties it). `one_slab`: as many as a slab holds;
+  /// 0: none (every free goes to the bitmaps at once). Always 0 for slots smaller than two
+  /// pointers and under AddressSanitizer (so that every free slot stays poisoned).
+  std::size_t recycled_slots = one_slab;
+  static constexpr std::size_t one_slab = ~std::size_t{0};
 };
 
 /// A snapshot of a pool's state. Every figure is "now", not a running total.
@@ -67,6 +77,13 @@ struct pool_stats {
 };
 
 namespace detail {
+
+// What a slot on lowalloc::pool's recycle list holds (copied in and out with memcpy: a slot may
+// be less aligned than this struct).
+struct pool_recycled_node {
+  void* next;
+  std::size_t depth;  // slots on the list from this one down, itself included
+};
 
 inline pool_stats pool_stats_of(const pool_core& core) noexcept {
   pool_stats st;
@@ -90,7 +107,14 @@ class pool : public std::pmr::memory_resource {
   explicit pool(std::size_t slot_size, std::size_t slot_align = alignof(std::max_align_t),
                 pool_options options = {},
                 std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
-      : core_(slot_size, slot_align, options.slots_per_slab, options.keep_empty_slabs, upstream) {}
+      : core_(slot_size, slot_align, options.slots_per_slab, options.keep_empty_slabs, upstream) {
+#if !LOWALLOC_POOL_POISON
+    if (core_.slot_size() >= sizeof(detail::pool_recycled_node)) {
+      recycle_limit_ = options.recycled_slots == pool_options::one_slab ? core_.slots_per_slab()
+                                                                        : options.recycled_slots;
+    }
+#endif
+  }
 
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
@@ -104,6 +128,13 @@ class pool : public std::pmr::memory_resource {
   /// memory_resource::allocate on purpose so that the fast path inlines.
   void* allocate(std::size_t bytes, std::size_t align = alignof(std::max_align_t)) {
     if (LOWALLOC_LIKELY(core_.fits(bytes, align))) {
+      if (void* r = recycled_; LOWALLOC_LIKELY(r != nullptr)) {
+        std::memcpy(&recycled_, r, sizeof(void*));  // the next link, stored in the slot
+#if LOWALLOC_ASSERTIONS
+        core_.set_debug_mark(r, false);
+#endif
+        return r;
+      }
       void* p = core_.alloc_slot();
       detail::pool_unpoison(p, bytes);
       return p;
@@ -119,7 +150,19 @@ class pool : public std::pmr::memory_resource {
     if (LOWALLOC_LIKELY(core_.fits(bytes, align))) {
 #if LOWALLOC_ASSERTIONS
       core_.check_allocated(p, "lowalloc::pool");
+      // A slot on the recycle list is still used in its bitmap: the debug bitmap marks it.
+      if (core_.set_debug_mark(p, false)) detail::pool_fail_double_free("lowalloc::pool", p);
 #endif
+      const std::size_t n = recycled();
+      if (LOWALLOC_LIKELY(n < recycle_limit_)) {
+        push_recycled(p, n);
+        return;
+      }
+      if (recycle_limit_ != 0) {
+        flush_recycled(n - n / 2);  // the newest half; the older half stays
+        push_recycled(p, recycled());
+        return;
+      }
       detail::pool_poison(p, core_.slot_size());
       core_.free_slot(p);
       return;
@@ -139,11 +182,30 @@ class pool : public std::pmr::memory_resource {
   std::pmr::memory_resource* upstream() const noexcept { return core_.upstream(); }
 
   /// Slots in use, slabs held, bytes held from upstream, live oversize blocks. O(1).
-  pool_stats stats() const noexcept { return detail::pool_stats_of(core_); }
+  pool_stats stats() const noexcept {
+    pool_stats st = detail::pool_stats_of(core_);
+    st.slots_in_use -= recycled();
+    return st;
+  }
+
+  /// (extra) Freed slots on the recycle list (see pool_options::recycled_slots).
+  std::size_t recycled() const noexcept {
+    if (recycled_ == nullptr) return 0;
+    detail::pool_recycled_node head;
+    std::memcpy(&head, recycled_, sizeof head);
+    return head.depth;
+  }
+
+  /// (extra) Puts every slot of the recycle list back in its slab's bitmap, so that slabs that
+  /// are now empty go back upstream (beyond keep_empty_slabs). O(slots on the list).
+  void trim() noexcept { flush_recycled(recycled()); }
 
   /// Gives every slab and oversize block back to upstream: every block handed out becomes
   /// invalid. The pool stays usable.
-  void release() noexcept { core_.release(); }
+  void release() noexcept {
+    recycled_ = nullptr;
+    core_.release();
+  }
 
  protected:
   void* do_allocate(std::size_t bytes, std::size_t align) override {
@@ -157,18 +219,48 @@ class pool : public std::pmr::memory_resource {
   }
 
  private:
+  // p goes on top of the recycle list, which holds n slots.
+  void push_recycled(void* p, std::size_t n) noexcept {
+#if LOWALLOC_ASSERTIONS
+    core_.set_debug_mark(p, true);
+#endif
+    const detail::pool_recycled_node node{recycled_, n + 1};
+    std::memcpy(p, &node, sizeof node);
+    recycled_ = p;
+  }
+
+  // The n newest slots of the recycle list back to the bitmaps.
+  LOWALLOC_NOINLINE void flush_recycled(std::size_t n) noexcept {
+    void* r = recycled_;
+    for (; n != 0; --n) {
+      void* next;
+      std::memcpy(&next, r, sizeof(void*));
+#if LOWALLOC_ASSERTIONS
+      core_.set_debug_mark(r, false);
+#endif
+      core_.free_slot(r);
+      r = next;
+    }
+    recycled_ = r;
+  }
+
+  // The recycle list: each slot on it holds a pool_recycled_node, the next slot's address and
+  // the list's length from that slot down. Its length is the top slot's depth, so allocation
+  // (a pop) updates no counter: it costs what the pop of a plain free list costs.
+  void* recycled_ = nullptr;
   detail::pool_core core_;
+  std::size_t recycle_limit_ = 0;
 };
 
 /// The thread-safe pool: the interface of `pool`, usable from any number of threads at once.
 ///
-/// Each thread keeps, per pool, a cache of up to 64 free slots (fewer for large slots): allocate
+/// Each thread keeps, per pool, a cache of up to 256 free slots (fewer for large slots): allocate
 /// and deallocate touch only that cache (no lock, no atomic read-modify-write) until it is empty
 /// or full; then half a cache's worth of slots moves from or to the central pool under its mutex.
 /// A block may be deallocated on another thread than the one that allocated it: it goes to the
 /// freeing thread's cache. When a thread exits, its caches go back to their pools; a pool may be
 /// destroyed before or after the threads that used it exit. The first use of a pool on a thread
-/// allocates that thread's cache (about 600 bytes, with operator new).
+/// allocates that thread's cache (about 2 KiB, with operator new).
 ///
 /// With LOWALLOC_ASSERTIONS every allocate and deallocate also takes the mutex, to check for
 /// double frees across all caches.
@@ -284,6 +376,11 @@ class synchronized_pool : public std::pmr::memory_resource {
     st.slots_in_use = st.slots_in_use > cached ? st.slots_in_use - cached : 0;
     return st;
   }
+
+  /// (extra) Gives the free slots of the calling thread's cache back to the central pool, so
+  /// that slabs that are now empty go back upstream (beyond keep_empty_slabs). Other threads'
+  /// caches are theirs: each thread trims its own. Thread-safe. O(thread cache capacity).
+  void trim() noexcept { detail::pool_flush_cache(shared_, id_); }
 
   /// Gives every slab and oversize block back to upstream; every block handed out, and every
   /// slot in a thread's cache, becomes invalid. No other thread may use the pool meanwhile.

@@ -14,6 +14,7 @@
 #include <new>
 #include <ostream>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -25,16 +26,33 @@ namespace {
 
 using pool_test::counting_resource;
 
+constexpr std::size_t kOneSlab = lowalloc::pool_options::one_slab;
+
 struct config {
   std::size_t slot_size;
   std::size_t slot_align;
   std::size_t slots_per_slab;
   std::size_t keep_empty_slabs;
+  std::size_t recycled_slots = 0;  // 0: every free goes to the bitmaps at once
 };
 
 std::ostream& operator<<(std::ostream& os, const config& c) {
-  return os << "{slot " << c.slot_size << ", align " << c.slot_align << ", per slab "
-            << c.slots_per_slab << ", keep " << c.keep_empty_slabs << "}";
+  os << "{slot " << c.slot_size << ", align " << c.slot_align << ", per slab " << c.slots_per_slab
+     << ", keep " << c.keep_empty_slabs << ", recycled ";
+  if (c.recycled_slots == kOneSlab) return os << "one slab}";
+  return os << c.recycled_slots << "}";
+}
+
+// The most slots a pool's recycle list may hold.
+std::size_t recycle_limit(const lowalloc::pool& p, std::size_t option) {
+#if LOWALLOC_POOL_POISON
+  static_cast<void>(p);
+  static_cast<void>(option);
+  return 0;  // under ASan every free slot stays poisoned: no recycle list
+#else
+  if (p.slot_size() < 2 * sizeof(void*)) return 0;
+  return option == kOneSlab ? p.slots_per_slab() : option;
+#endif
 }
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -42,8 +60,8 @@ std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p);
 // The live blocks of a pool and what the pool must report about them.
 class pool_model {
  public:
-  pool_model(lowalloc::pool& p, counting_resource& up, std::size_t keep)
-      : pool_(p), up_(up), keep_(keep) {}
+  pool_model(lowalloc::pool& p, counting_resource& up, std::size_t keep, std::size_t recycle_limit)
+      : pool_(p), up_(up), keep_(keep), recycle_limit_(recycle_limit) {}
   pool_model(const pool_model&) = delete;
   pool_model& operator=(const pool_model&) = delete;
   ~pool_model() { free_all(); }
@@ -104,7 +122,19 @@ class pool_model {
     const std::size_t per = pool_.slots_per_slab();
     ASSERT_GE(st.slabs, (live_.size() + per - 1) / per);
     ASSERT_GE(st.slabs, per_slab_.size());
-    ASSERT_LE(st.slabs - per_slab_.size(), keep_) << "empty slabs beyond the keep policy";
+    // A slot on the recycle list still counts as used in its slab: each may hold one slab that
+    // is otherwise empty. With no recycle list this is the strict policy.
+    const std::size_t recycled = pool_.recycled();
+    ASSERT_LE(recycled, recycle_limit_);
+    ASSERT_LE(st.slabs - per_slab_.size(), keep_ + recycled)
+        << "empty slabs beyond the keep policy";
+  }
+
+  // After trim() nothing is on the recycle list and the keep policy holds strictly.
+  void trim_and_check() {
+    pool_.trim();
+    ASSERT_EQ(pool_.recycled(), 0u);
+    check();
   }
 
   std::size_t size() const { return live_.size(); }
@@ -118,6 +148,7 @@ class pool_model {
   lowalloc::pool& pool_;
   counting_resource& up_;
   std::size_t keep_;
+  std::size_t recycle_limit_;
   std::map<void*, entry> live_;
   std::map<std::uintptr_t, std::size_t> per_slab_;
   unsigned serial_ = 1;
@@ -127,8 +158,11 @@ class PoolModelTest : public ::testing::TestWithParam<config> {
  protected:
   PoolModelTest()
       : pool_(GetParam().slot_size, GetParam().slot_align,
-              lowalloc::pool_options{GetParam().slots_per_slab, GetParam().keep_empty_slabs}, &up_),
-        model_(pool_, up_, GetParam().keep_empty_slabs) {}
+              lowalloc::pool_options{GetParam().slots_per_slab, GetParam().keep_empty_slabs,
+                                     GetParam().recycled_slots},
+              &up_),
+        model_(pool_, up_, GetParam().keep_empty_slabs,
+               recycle_limit(pool_, GetParam().recycled_slots)) {}
 
   // Enough blocks for several slabs, bounded for the small-slot configurations.
   std::size_t bulk_count() const {
@@ -181,6 +215,7 @@ TEST_P(PoolModelTest, Bulk) {
     model_.deallocate(p);
     model_.check();
   }
+  model_.trim_and_check();
   EXPECT_EQ(pool_.stats().slabs,
             std::min<std::size_t>(GetParam().keep_empty_slabs,
                                   (n + pool_.slots_per_slab() - 1) / pool_.slots_per_slab()));
@@ -197,6 +232,7 @@ TEST_P(PoolModelTest, ReversedBulk) {
     model_.deallocate(*it);
     model_.check();
   }
+  model_.trim_and_check();
   // Again: the kept slabs are reused first.
   const std::size_t before = up_.allocations();
   for (std::size_t i = 0; i < std::min(n, pool_.slots_per_slab()); ++i) {
@@ -224,6 +260,7 @@ TEST_P(PoolModelTest, RandomChurn) {
   }
   model_.free_all();
   model_.check();
+  model_.trim_and_check();
   EXPECT_LE(pool_.stats().slabs, GetParam().keep_empty_slabs);
 }
 
@@ -239,6 +276,7 @@ TEST_P(PoolModelTest, FreeEveryOtherThenRefill) {
   EXPECT_EQ(pool_.stats().slabs, slabs) << "the holes are reused before any new slab";
 }
 
+// Bitmaps only (recycled_slots = 0): every free reaches its slab at once.
 INSTANTIATE_TEST_SUITE_P(
     Configs, PoolModelTest,
     ::testing::Values(config{16, 16, 0, 1}, config{16, 8, 0, 0}, config{24, 8, 0, 2},
@@ -246,6 +284,18 @@ INSTANTIATE_TEST_SUITE_P(
                       config{100, 4, 0, 1}, config{64, 64, 64, 1}, config{8, 8, 100, 3},
                       config{512, 256, 0, 1}, config{40, 8, 1, 1}, config{32, 32, 65, 0},
                       config{2000, 16, 0, 1}, config{16, 16, 4096, 1}, config{16, 16, 10000, 1}));
+
+// With the recycle list in front of the bitmaps: the default (a slab's worth) and small limits
+// that make it overflow (and flush) all the time. Slots of 8 or 3 bytes have no recycle list.
+INSTANTIATE_TEST_SUITE_P(Recycling, PoolModelTest,
+                         ::testing::Values(config{16, 16, 0, 1, kOneSlab},
+                                           config{16, 8, 0, 0, kOneSlab},
+                                           config{24, 8, 0, 2, kOneSlab}, config{48, 16, 0, 1, 1},
+                                           config{3, 1, 0, 1, kOneSlab}, config{100, 4, 0, 1, 7},
+                                           config{64, 64, 64, 1, 2}, config{8, 8, 100, 3, kOneSlab},
+                                           config{512, 256, 0, 0, 5}, config{40, 8, 1, 1, kOneSlab},
+                                           config{32, 32, 65, 0, 64},
+                                           config{16, 16, 4096, 1, kOneSlab}));
 
 TEST(Pool, Defaults) {
   lowalloc::pool p(16);
@@ -280,7 +330,7 @@ TEST(Pool, InvalidArguments) {
 TEST(Pool, KeepEmptySlabsPolicy) {
   for (std::size_t keep : {0u, 1u, 2u, 5u}) {
     counting_resource up;
-    lowalloc::pool p(32, 16, {64, keep}, &up);
+    lowalloc::pool p(32, 16, {64, keep, 0}, &up);
     std::vector<void*> ps;
     for (int i = 0; i < 64 * 4; ++i) ps.push_back(p.allocate(32, 16));
     EXPECT_EQ(p.stats().slabs, 4u);
@@ -293,7 +343,7 @@ TEST(Pool, KeepEmptySlabsPolicy) {
 
 TEST(Pool, AllocatesFromUpstreamOnlyWhenFull) {
   counting_resource up;
-  lowalloc::pool p(16, 16, {64, 1}, &up);
+  lowalloc::pool p(16, 16, {64, 1, 0}, &up);
   std::vector<void*> ps;
   for (int i = 0; i < 64; ++i) ps.push_back(p.allocate(16));
   EXPECT_EQ(up.allocations(), 1u);
@@ -408,7 +458,7 @@ TEST(Pool, MemoryResourceFace) {
 
 TEST(Pool, AllocationCounts) {
   // With operator new as upstream: one allocation per slab, none per slot.
-  lowalloc::pool p(16, 16, {64, 1});
+  lowalloc::pool p(16, 16, {64, 1, 0});
   void* first = nullptr;
   LOWALLOC_EXPECT_ALLOCATIONS(1, first = p.allocate(16));
   std::vector<void*> ps;
@@ -422,6 +472,139 @@ TEST(Pool, AllocationCounts) {
   EXPECT_EQ(scope.deallocations(), 1u) << "one empty slab kept, the other given back";
   LOWALLOC_EXPECT_NO_ALLOCATIONS(for (int i = 0; i < 1000; ++i) p.deallocate(p.allocate(8), 8));
 }
+
+// ---- the recycle list (pool_options::recycled_slots)
+#if !LOWALLOC_POOL_POISON
+
+TEST(PoolRecycling, FreedSlotsAreReusedNewestFirst) {
+  counting_resource up;
+  lowalloc::pool p(32, 16, {}, &up);
+  EXPECT_EQ(p.recycled(), 0u);
+  void* a = p.allocate(32);
+  void* b = p.allocate(32);
+  void* c = p.allocate(32);
+  p.deallocate(a, 32);
+  p.deallocate(c, 32);
+  EXPECT_EQ(p.recycled(), 2u);
+  EXPECT_EQ(p.stats().slots_in_use, 1u) << "slots on the list are free for the user";
+  EXPECT_EQ(p.allocate(32), c);
+  EXPECT_EQ(p.recycled(), 1u);
+  EXPECT_EQ(p.allocate(32), a);
+  EXPECT_EQ(p.recycled(), 0u);
+  EXPECT_EQ(p.stats().slots_in_use, 3u);
+  for (void* q : {a, b, c}) p.deallocate(q, 32);
+  EXPECT_EQ(p.stats().slots_in_use, 0u);
+  EXPECT_EQ(up.allocations(), 1u);
+}
+
+TEST(PoolRecycling, AFullListGivesItsNewestHalfToTheBitmaps) {
+  counting_resource up;
+  lowalloc::pool p(16, 16, {64, 1, 8}, &up);
+  std::vector<void*> ps;
+  for (int i = 0; i < 20; ++i) ps.push_back(p.allocate(16));
+  for (int i = 0; i < 8; ++i) {
+    p.deallocate(ps[static_cast<std::size_t>(i)], 16);
+    EXPECT_EQ(p.recycled(), static_cast<std::size_t>(i) + 1);
+  }
+  // Full: the 4 newest (ps[7]..ps[4]) go back to the bitmaps, then ps[8] goes on top.
+  p.deallocate(ps[8], 16);
+  EXPECT_EQ(p.recycled(), 5u);
+  EXPECT_EQ(p.stats().slots_in_use, 11u);
+  EXPECT_EQ(p.allocate(16), ps[8]);
+  for (int i = 3; i >= 0; --i) EXPECT_EQ(p.allocate(16), ps[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(p.recycled(), 0u);
+  // The flushed ones come from the bitmap of the current group: lowest address first.
+  std::vector<void*> again;
+  for (int i = 0; i < 4; ++i) again.push_back(p.allocate(16));
+  std::sort(again.begin(), again.end());
+  std::vector<void*> flushed(ps.begin() + 4, ps.begin() + 8);
+  std::sort(flushed.begin(), flushed.end());
+  EXPECT_EQ(again, flushed);
+  EXPECT_EQ(up.allocations(), 1u);
+}
+
+TEST(PoolRecycling, TheListNeverExceedsItsLimit) {
+  for (std::size_t limit : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{64}}) {
+    counting_resource up;
+    lowalloc::pool p(24, 8, {64, 1, limit}, &up);
+    std::vector<void*> ps;
+    for (int i = 0; i < 300; ++i) ps.push_back(p.allocate(24, 8));
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      p.deallocate(ps[i], 24, 8);
+      ASSERT_LE(p.recycled(), limit) << "limit " << limit;
+      ASSERT_EQ(p.stats().slots_in_use, ps.size() - i - 1);
+    }
+    EXPECT_GT(p.recycled(), 0u);
+  }
+}
+
+TEST(PoolRecycling, TrimGivesEmptySlabsBack) {
+  counting_resource up;
+  lowalloc::pool p(32, 16, {64, 1}, &up);  // a list of up to 64 slots, one slab's worth
+  EXPECT_EQ(p.stats().slabs, 0u);
+  std::vector<void*> ps;
+  for (int i = 0; i < 64 * 4; ++i) ps.push_back(p.allocate(32));
+  EXPECT_EQ(up.live_blocks(), 4u);
+  for (void* q : ps) p.deallocate(q, 32);
+  EXPECT_EQ(p.stats().slots_in_use, 0u);
+  EXPECT_GT(p.recycled(), 0u);
+  EXPECT_LE(p.recycled(), 64u);
+  EXPECT_GT(up.live_blocks(), 1u) << "slots on the list hold their slabs";
+  p.trim();
+  EXPECT_EQ(p.recycled(), 0u);
+  EXPECT_EQ(p.stats().slabs, 1u);
+  EXPECT_EQ(up.live_blocks(), 1u) << "one empty slab kept";
+  p.trim();  // nothing left to do
+  EXPECT_EQ(up.live_blocks(), 1u);
+}
+
+TEST(PoolRecycling, ReleaseEmptiesTheList) {
+  counting_resource up;
+  lowalloc::pool p(32, 16, {}, &up);
+  void* a = p.allocate(32);
+  p.deallocate(a, 32);
+  EXPECT_EQ(p.recycled(), 1u);
+  p.release();
+  EXPECT_EQ(p.recycled(), 0u);
+  EXPECT_EQ(up.live_blocks(), 0u);
+  void* b = p.allocate(32);  // from a new slab, not the released one's list
+  EXPECT_EQ(up.live_blocks(), 1u);
+  EXPECT_TRUE(up.block_of(b, 32).first != nullptr);
+  p.deallocate(b, 32);
+}
+
+TEST(PoolRecycling, OffForZeroAndForSlotsSmallerThanTwoPointers) {
+  lowalloc::pool off(32, 16, {64, 1, 0});
+  lowalloc::pool small(8, 8);
+  for (lowalloc::pool* p : {&off, &small}) {
+    void* a = p->allocate(8, 8);
+    p->deallocate(a, 8, 8);
+    EXPECT_EQ(p->recycled(), 0u);
+  }
+}
+
+TEST(PoolRecycling, NoAllocationWhileSlotsCycleThroughTheList) {
+  lowalloc::pool p(16, 16, {64, 1});
+  void* a = p.allocate(16);
+  LOWALLOC_EXPECT_NO_ALLOCATIONS(for (int i = 0; i < 1000; ++i) p.deallocate(p.allocate(8), 8));
+  lowalloc::alloc_counter scope;
+  p.deallocate(a, 16);
+  p.trim();
+  EXPECT_EQ(scope.deallocations(), 0u) << "the only slab is the kept empty one";
+  p.release();
+  EXPECT_EQ(scope.deallocations(), 1u);
+}
+
+#else
+
+TEST(PoolRecycling, OffUnderAddressSanitizer) {
+  lowalloc::pool p(32);
+  void* a = p.allocate(32);
+  p.deallocate(a, 32);
+  EXPECT_EQ(p.recycled(), 0u) << "every free slot stays poisoned";
+}
+
+#endif
 
 TEST(PoolAllocator, Traits) {
   using A = lowalloc::pool_allocator<int>;
@@ -495,6 +678,15 @@ TEST(PoolDeathTest, DoubleFree) {
   p.deallocate(b, 16);
 }
 
+TEST(PoolDeathTest, DoubleFreeOfASlotOnTheRecycleList) {
+  lowalloc::pool p(32);  // recycle list on (except under ASan: the bitmap catches it)
+  void* a = p.allocate(32);
+  p.deallocate(a, 32);
+  EXPECT_DEATH(p.deallocate(a, 32), "lowalloc::pool: double free of 0x[0-9a-f]+");
+  EXPECT_EQ(p.allocate(32), a);  // the list is intact
+  p.deallocate(a, 32);
+}
+
 TEST(PoolDeathTest, ForeignPointer) {
   lowalloc::pool p(16);
   lowalloc::pool other(16);
@@ -566,6 +758,27 @@ TEST(PoolDeathTest, SynchronizedUseAfterFreeIsReported) {
 }
 
 #endif  // LOWALLOC_POOL_POISON
+
+TEST(SynchronizedPool, TrimGivesThisThreadsCacheBack) {
+  counting_resource up;
+  lowalloc::synchronized_pool p(32, 16, {64, 1}, &up);
+  p.trim();  // no cache on this thread yet: nothing to do
+  EXPECT_EQ(up.allocations(), 0u);
+  std::vector<void*> ps;
+  for (int i = 0; i < 64 * 4; ++i) ps.push_back(p.allocate(32));
+  for (void* q : ps) p.deallocate(q, 32);
+  EXPECT_EQ(p.stats().slots_in_use, 0u);
+  EXPECT_GT(up.live_blocks(), 1u) << "slots in this thread's cache hold their slabs";
+  // Another thread's trim() leaves this thread's cache alone.
+  std::thread([&p] { p.trim(); }).join();
+  EXPECT_GT(up.live_blocks(), 1u);
+  p.trim();
+  EXPECT_EQ(p.stats().slabs, 1u);
+  EXPECT_EQ(up.live_blocks(), 1u) << "only the kept empty slab";
+  void* again = p.allocate(32);  // the cache refills from the central pool
+  EXPECT_EQ(p.stats().slots_in_use, 1u);
+  p.deallocate(again, 32);
+}
 
 TEST(SynchronizedPool, RandomChurnSingleThread) {
   counting_resource up;

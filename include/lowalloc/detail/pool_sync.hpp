@@ -40,7 +40,7 @@ struct pool_shared;
 // One thread's cache for one pool: a stack of free slots. alignas(64): two threads' caches never
 // share a cache line.
 struct alignas(64) pool_thread_cache {
-  static constexpr std::uint32_t max_capacity = 64;
+  static constexpr std::uint32_t max_capacity = 256;
 
   std::uint64_t id = 0;  // the pool's id when the cache was made; never changes
   pool_shared* shared = nullptr;
@@ -116,6 +116,22 @@ inline bool pool_retire_cache(pool_thread_cache* c, bool flush) noexcept {
   pool_forget_cache(c);
   delete c;
   return true;
+}
+
+// Gives the slots of this thread's cache for pool `id` back to the central pool (keeps the
+// cache itself). Does nothing when the thread has no such cache.
+inline void pool_flush_cache(pool_shared* s, std::uint64_t id) noexcept {
+  pool_thread_cache* c = pool_tls_state.caches;
+  while (c != nullptr && c->id != id) c = c->thread_next;
+  if (c == nullptr) return;
+  std::lock_guard<std::mutex> lock(s->mutex);
+  if (!s->alive || c->id != s->id) return;
+  const std::uint32_t n = c->count.load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    s->core.set_debug_mark(c->slots[i], false);
+    s->core.free_slot(c->slots[i]);
+  }
+  c->count.store(0, std::memory_order_relaxed);
 }
 
 // Frees this thread's caches whose pool is gone or was released.
