@@ -33,7 +33,8 @@ test: deps
 bench: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
-	scripts/run-benchmarks.sh build/release
+	# jemalloc, a peer of bench_memory, is dlopen()ed and needs more static TLS (bench-memory.sh)
+	GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 scripts/run-benchmarks.sh build/release
 	scripts/bench-tracer.py build/release
 
 format:
