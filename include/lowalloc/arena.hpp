@@ -52,7 +52,7 @@
 
 namespace lowalloc {
 
-/// What an arena holds now. Cheap to take (three loads).
+/// What an arena holds now. Cheap to take (a few loads).
 struct arena_stats {
   /// Bytes handed out: the sum of the requests, each rounded up to alignof(std::max_align_t)
   /// (every block starts on that boundary); alignment padding beyond it is not counted.

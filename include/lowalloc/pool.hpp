@@ -458,10 +458,7 @@ class synchronized_pool : public std::pmr::memory_resource {
       const std::uint32_t half = capacity_ / 2;
       {
         std::lock_guard<std::mutex> lock(s->mutex);
-        for (std::uint32_t i = 0; i < half; ++i) {
-          s->core.set_debug_mark(c->slots[i], false);
-          s->core.free_slot(c->slots[i]);
-        }
+        detail::pool_give_back(s, c->slots, half);
       }
       std::memmove(c->slots, c->slots + half, (n - half) * sizeof(void*));
       n -= half;

@@ -32,13 +32,11 @@ namespace lowalloc {
 namespace detail {
 
 #if LOWALLOC_ARENA_POISON
-// Poisoned bytes left after each block, and a minimum alignment of one shadow granule (8 bytes),
-// so that two blocks never share a granule and the gap between them stays poisoned.
+// Poisoned bytes left after each block. Blocks start on 16-byte boundaries, so two blocks never
+// share a shadow granule (8 bytes) and the gap between them stays poisoned.
 inline constexpr std::size_t arena_redzone = 16;
-inline constexpr std::size_t arena_min_align = 8;
 #else
 inline constexpr std::size_t arena_redzone = 0;
-inline constexpr std::size_t arena_min_align = 1;
 #endif
 
 inline void arena_poison([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t n) noexcept {

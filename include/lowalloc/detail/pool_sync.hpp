@@ -65,6 +65,14 @@ struct pool_shared {
   bool alive = true;                    // false once the pool is destroyed (guarded by mutex)
 };
 
+// Puts n slots taken from a thread cache back in the central pool. The caller holds s->mutex.
+inline void pool_give_back(pool_shared* s, void* const* slots, std::uint32_t n) noexcept {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    s->core.set_debug_mark(slots[i], false);
+    s->core.free_slot(slots[i]);
+  }
+}
+
 struct pool_tls_entry {
   std::uint64_t id;
   pool_thread_cache* cache;
@@ -97,13 +105,7 @@ inline bool pool_retire_cache(pool_thread_cache* c, bool flush) noexcept {
     std::lock_guard<std::mutex> lock(s->mutex);
     const bool current = s->alive && c->id == s->id;
     if (current && !flush) return false;
-    if (current) {
-      const std::uint32_t n = c->count.load(std::memory_order_relaxed);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        s->core.set_debug_mark(c->slots[i], false);
-        s->core.free_slot(c->slots[i]);
-      }
-    }
+    if (current) pool_give_back(s, c->slots, c->count.load(std::memory_order_relaxed));
     if (c->shared_prev != nullptr) {
       c->shared_prev->shared_next = c->shared_next;
     } else {
@@ -126,11 +128,7 @@ inline void pool_flush_cache(pool_shared* s, std::uint64_t id) noexcept {
   if (c == nullptr) return;
   std::lock_guard<std::mutex> lock(s->mutex);
   if (!s->alive || c->id != s->id) return;
-  const std::uint32_t n = c->count.load(std::memory_order_relaxed);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    s->core.set_debug_mark(c->slots[i], false);
-    s->core.free_slot(c->slots[i]);
-  }
+  pool_give_back(s, c->slots, c->count.load(std::memory_order_relaxed));
   c->count.store(0, std::memory_order_relaxed);
 }
 
