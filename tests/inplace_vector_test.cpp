@@ -27,6 +27,9 @@
 #if LOWALLOC_HAS_THREE_WAY_COMPARISON
 #include <compare>
 #endif
+#if LOWALLOC_HAS_RANGES
+#include <concepts>  // std::ranges::swap
+#endif
 
 namespace {
 
@@ -72,6 +75,131 @@ static_assert(std::is_empty<inplace_vector<int, 0>>::value, "");
 static_assert(std::is_empty<inplace_vector<counted, 0>>::value, "");
 static_assert(std::is_empty<inplace_vector<no_default, 0>>::value, "");
 static_assert(std::is_trivially_copyable<inplace_vector<counted, 0>>::value, "");
+
+// N == 0: trivially copyable, empty and trivially default constructible, whatever T is
+// ([inplace.vector.overview]/6), even when T has no default constructor.
+static_assert(std::is_trivially_default_constructible<inplace_vector<int, 0>>::value, "");
+static_assert(std::is_trivially_default_constructible<inplace_vector<counted, 0>>::value, "");
+static_assert(std::is_trivially_default_constructible<inplace_vector<no_default, 0>>::value, "");
+static_assert(std::is_trivially_copyable<inplace_vector<throwing, 0>>::value, "");
+static_assert(std::is_trivially_destructible<inplace_vector<counted, 0>>::value, "");
+// N > 0 is default constructible but never trivially so (the size starts at 0).
+static_assert(!std::is_trivially_default_constructible<inplace_vector<int, 1>>::value, "");
+
+// Each special member is trivial exactly when [inplace.vector.overview]/6.1-6.3 says so, each on
+// its own. The element types below make one condition false at a time.
+template <class T>
+struct triviality {
+  using V = inplace_vector<T, 4>;
+  static constexpr bool copy_construct = std::is_trivially_copy_constructible<V>::value;
+  static constexpr bool move_construct = std::is_trivially_move_constructible<V>::value;
+  static constexpr bool copy_assign = std::is_trivially_copy_assignable<V>::value;
+  static constexpr bool move_assign = std::is_trivially_move_assignable<V>::value;
+  static constexpr bool destroy = std::is_trivially_destructible<V>::value;
+  // What /6 asks.
+  static constexpr bool want_destroy = std::is_trivially_destructible<T>::value;
+  static constexpr bool want_copy_construct = std::is_trivially_copy_constructible<T>::value;
+  static constexpr bool want_move_construct = std::is_trivially_move_constructible<T>::value;
+  static constexpr bool want_copy_assign =
+      want_destroy && want_copy_construct && std::is_trivially_copy_assignable<T>::value;
+  static constexpr bool want_move_assign =
+      want_destroy && want_move_construct && std::is_trivially_move_assignable<T>::value;
+  static constexpr bool as_specified =
+      copy_construct == want_copy_construct && move_construct == want_move_construct &&
+      copy_assign == want_copy_assign && move_assign == want_move_assign && destroy == want_destroy;
+};
+
+// Counts the calls of its user-provided members, to check that the vector's non-trivial members
+// call them.
+struct member_calls {
+  int copy_constructs = 0;
+  int move_constructs = 0;
+  int copy_assigns = 0;
+  int move_assigns = 0;
+  int destroys = 0;
+};
+member_calls& calls() {
+  static member_calls c;
+  return c;
+}
+struct user_copy_assign {  // trivial but for copy assignment
+  int v = 0;
+  user_copy_assign() = default;
+  user_copy_assign(const user_copy_assign&) = default;
+  user_copy_assign(user_copy_assign&&) = default;
+  user_copy_assign& operator=(const user_copy_assign& o) {
+    v = o.v;
+    ++calls().copy_assigns;
+    return *this;
+  }
+  user_copy_assign& operator=(user_copy_assign&&) = default;
+};
+struct user_move_assign {  // trivial but for move assignment
+  int v = 0;
+  user_move_assign() = default;
+  user_move_assign(const user_move_assign&) = default;
+  user_move_assign(user_move_assign&&) = default;
+  user_move_assign& operator=(const user_move_assign&) = default;
+  user_move_assign& operator=(user_move_assign&& o) noexcept {
+    v = o.v;
+    ++calls().move_assigns;
+    return *this;
+  }
+};
+struct user_copy_construct {  // trivial but for copy construction
+  int v = 0;
+  user_copy_construct() = default;
+  user_copy_construct(const user_copy_construct& o) : v(o.v) { ++calls().copy_constructs; }
+  user_copy_construct(user_copy_construct&&) = default;
+  user_copy_construct& operator=(const user_copy_construct&) = default;
+  user_copy_construct& operator=(user_copy_construct&&) = default;
+};
+struct user_move_construct {  // trivial but for move construction
+  int v = 0;
+  user_move_construct() = default;
+  user_move_construct(const user_move_construct&) = default;
+  user_move_construct(user_move_construct&& o) noexcept : v(o.v) { ++calls().move_constructs; }
+  user_move_construct& operator=(const user_move_construct&) = default;
+  user_move_construct& operator=(user_move_construct&&) = default;
+};
+struct user_destructor {  // trivial but for the destructor
+  int v = 0;
+  user_destructor() = default;
+  user_destructor(const user_destructor&) = default;
+  user_destructor(user_destructor&&) = default;
+  user_destructor& operator=(const user_destructor&) = default;
+  user_destructor& operator=(user_destructor&&) = default;
+  ~user_destructor() { ++calls().destroys; }
+};
+
+static_assert(triviality<int>::as_specified && triviality<int>::copy_assign, "");
+static_assert(triviality<counted>::as_specified && !triviality<counted>::copy_construct, "");
+static_assert(triviality<move_only>::as_specified, "");
+// 6.1-6.3: a user-provided copy assignment makes only the copy assignment non-trivial.
+static_assert(triviality<user_copy_assign>::as_specified, "");
+static_assert(triviality<user_copy_assign>::copy_construct, "");
+static_assert(triviality<user_copy_assign>::move_construct, "");
+static_assert(!triviality<user_copy_assign>::copy_assign, "");
+static_assert(triviality<user_copy_assign>::move_assign, "");
+static_assert(triviality<user_copy_assign>::destroy, "");
+static_assert(triviality<user_move_assign>::as_specified, "");
+static_assert(triviality<user_move_assign>::copy_assign, "");
+static_assert(!triviality<user_move_assign>::move_assign, "");
+// A user-provided copy constructor: copy construction and copy assignment are not trivial.
+static_assert(triviality<user_copy_construct>::as_specified, "");
+static_assert(triviality<user_copy_construct>::move_construct, "");
+static_assert(!triviality<user_copy_construct>::copy_assign, "");
+static_assert(triviality<user_copy_construct>::move_assign, "");
+static_assert(triviality<user_move_construct>::as_specified, "");
+static_assert(triviality<user_move_construct>::copy_construct, "");
+static_assert(triviality<user_move_construct>::copy_assign, "");
+static_assert(!triviality<user_move_construct>::move_assign, "");
+// A user-provided destructor: neither assignment is trivial. (Whether the constructions are
+// depends on whether the library's is_trivially_copy_constructible counts the destructor:
+// libstdc++'s does.)
+static_assert(triviality<user_destructor>::as_specified, "");
+static_assert(!triviality<user_destructor>::copy_assign, "");
+static_assert(!triviality<user_destructor>::move_assign, "");
 
 static_assert(std::is_nothrow_default_constructible<inplace_vector<counted, 8>>::value, "");
 static_assert(std::is_nothrow_move_constructible<inplace_vector<counted, 8>>::value, "");
@@ -1374,6 +1502,93 @@ TEST(InplaceVectorAllocations, AWholeWorkloadAllocatesNothing) {
 
 // --- debug checks
 // ----------------------------------------------------------------------------------
+
+// The members that are not trivial call T's own; the trivial ones copy the bytes.
+TEST(InplaceVectorTriviality, NonTrivialMembersCallTheElementsOwn) {
+  calls() = member_calls{};
+  inplace_vector<user_copy_assign, 4> a(3), b(2);
+  b = a;  // 2 assignments over b's elements, 1 trivial copy construction
+  EXPECT_EQ(calls().copy_assigns, 2);
+  EXPECT_EQ(b.size(), 3u);
+  b = std::move(a);  // trivial
+  EXPECT_EQ(calls().copy_assigns, 2);
+
+  calls() = member_calls{};
+  inplace_vector<user_move_assign, 4> c(3), d(3);
+  d = std::move(c);
+  EXPECT_EQ(calls().move_assigns, 3);
+  d = c;  // trivial
+  EXPECT_EQ(calls().move_assigns, 3);
+
+  calls() = member_calls{};
+  inplace_vector<user_copy_construct, 4> e(2);
+  inplace_vector<user_copy_construct, 4> f(e);
+  EXPECT_EQ(calls().copy_constructs, 2);
+  inplace_vector<user_copy_construct, 4> g(std::move(e));  // trivial
+  EXPECT_EQ(calls().copy_constructs, 2);
+  inplace_vector<user_copy_construct, 4> h(1);
+  h = f;  // 1 assignment (trivial), 1 copy construction
+  EXPECT_EQ(calls().copy_constructs, 3);
+  EXPECT_EQ(g.size() + h.size(), 4u);
+
+  calls() = member_calls{};
+  inplace_vector<user_move_construct, 4> i(2);
+  inplace_vector<user_move_construct, 4> j(std::move(i));
+  EXPECT_EQ(calls().move_constructs, 2);
+  inplace_vector<user_move_construct, 4> k(j);  // trivial
+  EXPECT_EQ(calls().move_constructs, 2);
+  EXPECT_EQ(k.size(), 2u);
+
+  calls() = member_calls{};
+  {
+    inplace_vector<user_destructor, 4> m(3);
+    inplace_vector<user_destructor, 4> n(m);  // trivial copy, 3 more elements to destroy
+    m = n;                                    // element-wise: nothing destroyed yet
+    EXPECT_EQ(calls().destroys, 0);
+    m.pop_back();
+    EXPECT_EQ(calls().destroys, 1);
+  }
+  EXPECT_EQ(calls().destroys, 1 + 2 + 3);
+}
+
+// An element whose swap is its own and counts.
+struct swap_counted {
+  static int swaps;
+  int value = 0;
+  friend void swap(swap_counted& a, swap_counted& b) noexcept {
+    std::swap(a.value, b.value);
+    ++swaps;
+  }
+};
+int swap_counted::swaps = 0;
+
+// `using std::swap; swap(a, b)` and std::ranges::swap take inplace_vector's swap (element swaps),
+// not the generic std::swap (three whole-vector moves).
+TEST(InplaceVectorSwap, FoundByLookupIsTheVectorsOwn) {
+  inplace_vector<swap_counted, 4> a(3), b(3);
+  a[0].value = 1;
+  b[0].value = 2;
+  swap_counted::swaps = 0;
+  {
+    using std::swap;
+    swap(a, b);
+  }
+  EXPECT_EQ(swap_counted::swaps, 3);
+  EXPECT_EQ(a[0].value, 2);
+#if LOWALLOC_HAS_RANGES
+  swap_counted::swaps = 0;
+  std::ranges::swap(a, b);
+  EXPECT_EQ(swap_counted::swaps, 3);
+  EXPECT_EQ(a[0].value, 1);
+#endif
+  inplace_vector<swap_counted, 0> x, y;
+  {
+    using std::swap;
+    static_assert(noexcept(swap(x, y)), "");
+    swap(x, y);
+  }
+  EXPECT_TRUE(x.empty() && y.empty());
+}
 
 TEST(InplaceVectorDeathTest, PreconditionsAreChecked) {
 #if LOWALLOC_ASSERTIONS

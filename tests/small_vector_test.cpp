@@ -12,7 +12,12 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
+#if LOWALLOC_HAS_RANGES
+#include <concepts>  // std::ranges::swap
+#endif
 
 #include "support/element_types.hpp"
 
@@ -528,6 +533,103 @@ TYPED_TEST(SmallVectorN, OverAlignedElements) {
 int fill_and_sum(small_vector_base<int>& v, int n) {
   for (int i = 1; i <= n; ++i) v.push_back(i);
   return std::accumulate(v.begin(), v.end(), 0);
+}
+
+// ---- conformance with std::vector's specification ----------------------------------------------
+
+// Trivially copyable, yet only movable: push_back(T&&) must move it (its by-value fast path for
+// small trivial types copied it, which did not compile).
+struct trivial_move_only {
+  trivial_move_only() = default;
+  explicit trivial_move_only(int v) : value(v) {}
+  trivial_move_only(trivial_move_only&&) = default;
+  trivial_move_only& operator=(trivial_move_only&&) = default;
+  int value = 0;
+};
+static_assert(std::is_trivially_copyable_v<trivial_move_only>);
+static_assert(!std::is_copy_constructible_v<trivial_move_only>);
+
+template <class V>
+std::vector<int> member_values(const V& v) {
+  std::vector<int> out;
+  for (const auto& e : v) out.push_back(e.value);
+  return out;
+}
+
+TEST(SmallVectorConformance, TriviallyCopyableMoveOnlyElements) {
+  small_vector<trivial_move_only, 2> v;
+  v.push_back(trivial_move_only(1));
+  trivial_move_only two(2);
+  v.push_back(std::move(two));
+  v.push_back(trivial_move_only(3));  // spills to the heap
+  v.emplace_back(4);
+  v.insert(v.begin(), trivial_move_only(0));
+  EXPECT_EQ(member_values(v), (std::vector<int>{0, 1, 2, 3, 4}));
+  small_vector<trivial_move_only, 8> big;
+  for (int i = 0; i < 3; ++i) big.push_back(trivial_move_only(i));  // inline
+  small_vector<trivial_move_only, 8> moved(std::move(big));
+  EXPECT_EQ(member_values(moved), (std::vector<int>{0, 1, 2}));
+  small_vector<trivial_move_only, 8> assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(member_values(assigned), (std::vector<int>{0, 1, 2}));
+  v.erase(v.begin() + 2, v.end());
+  v.shrink_to_fit();  // back inline
+  EXPECT_TRUE(v.is_inline());
+  EXPECT_EQ(member_values(v), (std::vector<int>{0, 1}));
+}
+
+// An element whose swap is its own and counts; its moves count too.
+struct swap_counted {
+  static int swaps;
+  static int moves;
+  explicit swap_counted(int v) : value(v) {}
+  swap_counted(swap_counted&& o) noexcept : value(o.value) { ++moves; }
+  swap_counted& operator=(swap_counted&& o) noexcept {
+    value = o.value;
+    ++moves;
+    return *this;
+  }
+  friend void swap(swap_counted& a, swap_counted& b) noexcept {
+    std::swap(a.value, b.value);
+    ++swaps;
+  }
+  int value;
+};
+int swap_counted::swaps = 0;
+int swap_counted::moves = 0;
+
+// `using std::swap; swap(a, b)` and std::ranges::swap must find small_vector's swap (two inline
+// vectors of one size: element swaps only), not the generic std::swap (three whole-vector moves).
+TEST(SmallVectorConformance, SwapFoundByLookupIsTheVectorsOwn) {
+  small_vector<swap_counted, 4> a, b;
+  for (int i = 0; i < 3; ++i) a.emplace_back(i);
+  for (int i = 0; i < 3; ++i) b.emplace_back(10 + i);
+  swap_counted::swaps = swap_counted::moves = 0;
+  {
+    using std::swap;
+    swap(a, b);
+  }
+  EXPECT_EQ(swap_counted::swaps, 3);
+  EXPECT_EQ(swap_counted::moves, 0);
+  EXPECT_EQ(member_values(a), (std::vector<int>{10, 11, 12}));
+  EXPECT_EQ(member_values(b), (std::vector<int>{0, 1, 2}));
+#if LOWALLOC_HAS_RANGES
+  swap_counted::swaps = swap_counted::moves = 0;
+  std::ranges::swap(a, b);
+  EXPECT_EQ(swap_counted::swaps, 3);
+  EXPECT_EQ(swap_counted::moves, 0);
+  EXPECT_EQ(member_values(a), (std::vector<int>{0, 1, 2}));
+#endif
+  // Through the size-erased base, the base's swap.
+  small_vector_base<swap_counted>& ra = a;
+  small_vector_base<swap_counted>& rb = b;
+  swap_counted::swaps = swap_counted::moves = 0;
+  {
+    using std::swap;
+    swap(ra, rb);
+  }
+  EXPECT_EQ(swap_counted::swaps, 3);
+  EXPECT_EQ(swap_counted::moves, 0);
 }
 
 TEST(SmallVectorBase, OneFunctionServesEveryN) {

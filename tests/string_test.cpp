@@ -31,6 +31,9 @@
 #if defined(__cpp_lib_three_way_comparison)
 #include <compare>
 #endif
+#if LOWALLOC_HAS_RANGES
+#include <concepts>  // std::ranges::swap
+#endif
 
 // GCC 12 at -O2/-O3 under C++20 reports -Wrestrict inside libstdc++'s own std::string append,
 // insert and assign (GCC bug 105651) on the reference strings this file compares against.
@@ -363,6 +366,7 @@ struct storage_calls {
   long reserves = 0;
   long allocations = 0;
   long set_sizes = 0;
+  long swaps = 0;
 };
 storage_calls& calls() {
   static storage_calls c;
@@ -406,6 +410,7 @@ class counting_storage {
   ~counting_storage() { delete[] heap_; }
 
   void swap(counting_storage& o) noexcept {
+    ++calls().swaps;
     std::swap(heap_, o.heap_);
     std::swap(size_, o.size_);
     std::swap(cap_, o.cap_);
@@ -2827,6 +2832,126 @@ TEST(UserStorage, GetsTheWholeInterface) {
   EXPECT_THROW(g.reserve(g.max_size() + 1), std::length_error);
   EXPECT_THROW(g.append(g.max_size(), 'x'), std::length_error);
   EXPECT_EQ(g.size(), 10000u);
+}
+
+// ---- conformance: what std::basic_string's specification asks of the interface ------------------
+
+// `using std::swap; swap(a, b)` and std::ranges::swap take basic_string's swap (one exchange of
+// the storages), not the generic std::swap (a move construction and two move assignments, each
+// of them a storage swap in counting_storage).
+TEST(StringConformance, SwapFoundByLookupIsTheStringsOwn) {
+  counting_string a = "first";
+  counting_string b = "second";
+  calls() = storage_calls{};
+  {
+    using std::swap;
+    swap(a, b);
+  }
+  EXPECT_EQ(calls().swaps, 1);
+  EXPECT_TRUE(same(a, "second"));
+  EXPECT_TRUE(same(b, "first"));
+#if LOWALLOC_HAS_RANGES
+  calls() = storage_calls{};
+  std::ranges::swap(a, b);
+  EXPECT_EQ(calls().swaps, 1);
+  EXPECT_TRUE(same(a, "first"));
+#endif
+  small_string<16> x = "x";
+  small_string<16> y = "a longer text that lives on the heap";
+  const char* heap = y.data();
+  {
+    using std::swap;
+    static_assert(noexcept(swap(x, y)));
+    swap(x, y);
+  }
+  EXPECT_EQ(x.data(), heap);  // the heap block changed hands
+  EXPECT_TRUE(same(y, "x"));
+}
+
+// resize_and_overwrite calls the operation with rvalues (LWG 3645): by value and by rvalue
+// reference both work.
+TEST(StringConformance, ResizeAndOverwritePassesRvalues) {
+  small_string<32> s = "abc";
+  s.resize_and_overwrite(10, [](char*&& p, std::size_t&& n) {
+    std::fill(p, p + n, 'z');
+    return n - 4;
+  });
+  EXPECT_TRUE(same(s, "zzzzzz"));
+  fixed_string<16> f;
+  f.resize_and_overwrite(3, [](char* p, const std::size_t n) {
+    std::fill(p, p + n, 'q');
+    return n;
+  });
+  EXPECT_TRUE(same(f, "qqq"));
+  small_string<32> e = "gone";
+  e.resize_and_overwrite(40, [](char*&&, std::size_t&&) { return 0; });
+  EXPECT_TRUE(e.empty());
+  EXPECT_GE(e.capacity(), 40u);
+}
+
+// An allocator whose size_type is 32 bits: the string's size_type and difference_type are the
+// allocator's, as std::basic_string's (and this test builds with -Wconversion -Werror).
+template <class T>
+struct narrow_allocator {
+  using value_type = T;
+  using size_type = std::uint32_t;
+  using difference_type = std::int32_t;
+  narrow_allocator() = default;
+  template <class U>
+  narrow_allocator(const narrow_allocator<U>&) noexcept {}  // NOLINT: converting, as std's
+  T* allocate(size_type n) { return std::allocator<T>().allocate(n); }
+  void deallocate(T* p, size_type n) noexcept { std::allocator<T>().deallocate(p, n); }
+  friend bool operator==(narrow_allocator, narrow_allocator) noexcept { return true; }
+  friend bool operator!=(narrow_allocator, narrow_allocator) noexcept { return false; }
+};
+using narrow_string = small_string<24, narrow_allocator<char>>;
+
+static_assert(std::is_same_v<narrow_string::size_type, std::uint32_t>);
+static_assert(std::is_same_v<narrow_string::difference_type, std::int32_t>);
+static_assert(narrow_string::npos == std::numeric_limits<std::uint32_t>::max());
+static_assert(std::is_same_v<small_string<24>::size_type, std::size_t>);
+static_assert(std::is_same_v<small_string<24>::difference_type, std::ptrdiff_t>);
+static_assert(std::is_same_v<fixed_string<24>::size_type, std::size_t>);
+static_assert(std::is_same_v<lowalloc::pmr::small_string<24>::size_type, std::size_t>);
+static_assert(std::is_same_v<decltype(std::declval<narrow_string&>().size()), std::uint32_t>);
+static_assert(std::is_same_v<decltype(std::declval<narrow_string&>().find('x')), std::uint32_t>);
+
+TEST(StringConformance, SizeTypeComesFromTheAllocator) {
+  narrow_string s = "a short text";
+  EXPECT_LT(s.max_size(), narrow_string::npos);
+  // Not found is this size_type's npos, not std::size_t's truncated or compared wrongly.
+  EXPECT_EQ(s.find('#'), narrow_string::npos);
+  EXPECT_EQ(s.rfind("##"), narrow_string::npos);
+  EXPECT_EQ(s.find_first_of("#%"), narrow_string::npos);
+  EXPECT_EQ(s.find_last_not_of("a short text"), narrow_string::npos);
+  EXPECT_FALSE(s.contains('#'));
+  EXPECT_FALSE(s.contains("##"));
+  EXPECT_FALSE(s.contains(std::string_view("##")));
+  EXPECT_TRUE(s.contains("short"));
+  EXPECT_EQ(s.find("text"), narrow_string::size_type{8});
+  EXPECT_EQ(s.rfind('t'), narrow_string::size_type{11});
+  // Growth onto the heap and back through the allocator.
+  for (int i = 0; i < 100; ++i) s += " and more";
+  EXPECT_EQ(s.size(), narrow_string::size_type{12 + 100 * 9});
+  EXPECT_EQ(s.substr(0, 7), "a short");
+  s.replace(0, 1, "one");
+  EXPECT_EQ(s.compare(0, 9, "one short"), 0);
+  EXPECT_EQ(erase(s, 'a'), narrow_string::size_type{100});  // one in each " and more"
+  s.resize_and_overwrite(5, [](char* p, narrow_string::size_type n) {
+    std::fill(p, p + n, 'w');
+    return n;
+  });
+  EXPECT_EQ(s, "wwwww");
+  EXPECT_EQ(s + "!" + s, "wwwww!wwwww");
+  // A length that the narrow size_type cannot hold throws std::length_error before anything is
+  // read or changed (it is past max_size()); it does not wrap around to a small length.
+  const char c = 'x';
+  const std::string_view huge(&c, std::size_t{1} << 33);
+  EXPECT_THROW(s.append(huge), std::length_error);
+  EXPECT_THROW(s.assign(huge), std::length_error);
+  EXPECT_THROW(s.insert(0, huge), std::length_error);
+  EXPECT_THROW(narrow_string{huge}, std::length_error);
+  EXPECT_EQ(s, "wwwww");
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 // What it replaces: a `std::vector` whose size has a small known bound (tokens of a line, the
 // children of a node, a path's components), or a `std::array` plus a hand-kept count. The object
 // is N * sizeof(T) bytes plus the smallest unsigned integer that holds N: 36 bytes for
-// `inplace_vector<int, 8>`. It is trivially copyable when T is, trivially destructible when T is,
-// and an empty class when N == 0.
+// `inplace_vector<int, 8>`. Each special member is trivial when T's matching members are (as the
+// draft's [inplace.vector.overview]/6 words it, member by member), so it is trivially copyable
+// when T is; for N == 0 it is an empty class whose every special member is trivial, whatever T.
 //
 //   #include <lowalloc/inplace_vector.hpp>
 //
@@ -44,8 +45,12 @@
 #include <utility>
 
 namespace lowalloc {
+namespace detail {
+namespace inplace {
 
-/// A sequence of at most N elements of T stored inside the object; never allocates.
+/// The whole interface of inplace_vector<T, N> but its default constructor, initializer-list
+/// assignment and swap, which inplace_vector adds (the default constructor must be trivial for
+/// N == 0 and user-provided otherwise, which takes two classes in C++17).
 ///
 /// Exception guarantees: push_back, emplace_back, try_*, unchecked_*, and insert or emplace at
 /// end() are strong (no effect if an exception is thrown); so is every std::bad_alloc for a
@@ -53,8 +58,8 @@ namespace lowalloc {
 /// basic guarantee. Iterators are pointers; an insertion or erasure invalidates the iterators at
 /// and after its position, and nothing else.
 template <class T, std::size_t N>
-class inplace_vector : private detail::inplace::storage<T, N> {
-  using base_type = detail::inplace::storage<T, N>;
+class vector_impl : private storage<T, N> {
+  using base_type = storage<T, N>;
 
   static_assert(std::is_object<T>::value && !std::is_const<T>::value && !std::is_volatile<T>::value,
                 "inplace_vector<T, N>: T must be a non-const, non-volatile object type");
@@ -74,34 +79,29 @@ class inplace_vector : private detail::inplace::storage<T, N> {
 
   // --- construction ------------------------------------------------------------------------------
 
-  /// Empty. (User-provided, so that `inplace_vector v{}` does not zero the element bytes.)
-  inplace_vector() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// Empty.
+  vector_impl() = default;
 
   /// `n` value-initialised elements. Throws std::bad_alloc if n > N.
-  explicit inplace_vector(size_type n) { resize(n); }
+  explicit vector_impl(size_type n) { resize(n); }
 
   /// `n` copies of `value`. Throws std::bad_alloc if n > N.
-  inplace_vector(size_type n, const T& value) { resize(n, value); }
+  vector_impl(size_type n, const T& value) { resize(n, value); }
 
   /// Copies of the elements of [first, last) (input iterators too). Throws std::bad_alloc if
   /// there are more than N.
-  template <class InputIt, detail::inplace::enable_if_iterator_t<InputIt> = 0>
-  inplace_vector(InputIt first, InputIt last) {
+  template <class InputIt, enable_if_iterator_t<InputIt> = 0>
+  vector_impl(InputIt first, InputIt last) {
     append_all_or_nothing(first, last);
   }
 
   /// Copies of the elements of `il`. Throws std::bad_alloc if there are more than N.
-  inplace_vector(std::initializer_list<T> il) { append_all_or_nothing(il.begin(), il.end()); }
+  vector_impl(std::initializer_list<T> il) { append_all_or_nothing(il.begin(), il.end()); }
 
-  // Copy and move construction and assignment, and the destructor, are implicit: trivial when
-  // T's are (all of them for N == 0). A move moves the elements one by one when T is not
-  // trivially copyable, and leaves the source's elements moved from, its size unchanged.
-
-  /// Replaces the contents with copies of `il`. Throws std::bad_alloc if il.size() > N. Basic.
-  inplace_vector& operator=(std::initializer_list<T> il) {
-    assign(il.begin(), il.end());
-    return *this;
-  }
+  // Copy and move construction and assignment, and the destructor, are implicit: each is trivial
+  // when [inplace.vector.overview]/6 says so (all of them for N == 0). A move moves the elements
+  // one by one when T's move is not trivial, and leaves the source's elements moved from, its
+  // size unchanged.
 
   /// Replaces the contents with `n` copies of `value` (which may be an element of *this).
   /// Throws std::bad_alloc if n > N, with no effect. Basic guarantee otherwise.
@@ -432,10 +432,11 @@ class inplace_vector : private detail::inplace::storage<T, N> {
   /// Destroys every element.
   void clear() noexcept { erase_tail(0); }
 
-  /// Exchanges the contents with `other`, element by element. Basic guarantee.
-  void swap(inplace_vector& other) noexcept(N == 0 ||
-                                            (std::is_nothrow_swappable<T>::value &&
-                                             std::is_nothrow_move_constructible<T>::value)) {
+ protected:
+  static constexpr bool nothrow_swap = N == 0 || (std::is_nothrow_swappable<T>::value &&
+                                                  std::is_nothrow_move_constructible<T>::value);
+
+  void swap(vector_impl& other) noexcept(nothrow_swap) {
     if (N == 0 || this == &other) return;
     const size_type a = size();
     const size_type b = other.size();
@@ -446,11 +447,6 @@ class inplace_vector : private detail::inplace::storage<T, N> {
     }
     this->set_size(b);
     other.set_size(a);
-  }
-
-  /// Exchanges the contents of `a` and `b`. Basic guarantee.
-  friend void swap(inplace_vector& a, inplace_vector& b) noexcept(noexcept(a.swap(b))) {
-    a.swap(b);
   }
 
  private:
@@ -533,6 +529,60 @@ class inplace_vector : private detail::inplace::storage<T, N> {
   }
 };
 
+}  // namespace inplace
+}  // namespace detail
+
+/// A sequence of at most N elements of T stored inside the object; never allocates. Every member
+/// but the ones below is documented on detail::inplace::vector_impl, its exception guarantees
+/// too.
+template <class T, std::size_t N>
+class inplace_vector : public detail::inplace::vector_impl<T, N> {
+  using impl = detail::inplace::vector_impl<T, N>;
+
+ public:
+  using impl::impl;
+
+  /// Empty. (User-provided, so that `inplace_vector v{}` does not zero the element bytes.)
+  inplace_vector() noexcept {}  // NOLINT(modernize-use-equals-default)
+
+  /// Replaces the contents with copies of `il`. Throws std::bad_alloc if il.size() > N. Basic.
+  inplace_vector& operator=(std::initializer_list<T> il) {
+    this->assign(il);
+    return *this;
+  }
+
+  /// Exchanges the contents with `other`, element by element. Basic guarantee.
+  void swap(inplace_vector& other) noexcept(impl::nothrow_swap) { impl::swap(other); }
+
+  /// Exchanges the contents of `a` and `b` (an exact match, so `using std::swap; swap(a, b)` and
+  /// std::ranges::swap find it). Basic guarantee.
+  friend void swap(inplace_vector& a, inplace_vector& b) noexcept(impl::nothrow_swap) { a.swap(b); }
+};
+
+/// N == 0: an empty class whose every special member is trivial, the default constructor too.
+template <class T>
+class inplace_vector<T, 0> : public detail::inplace::vector_impl<T, 0> {
+  using impl = detail::inplace::vector_impl<T, 0>;
+
+ public:
+  using impl::impl;
+
+  /// Empty. Trivial.
+  inplace_vector() = default;
+
+  /// Empty when `il` is; else throws std::bad_alloc.
+  inplace_vector& operator=(std::initializer_list<T> il) {
+    this->assign(il);
+    return *this;
+  }
+
+  /// Does nothing.
+  void swap(inplace_vector&) noexcept {}
+
+  /// Does nothing.
+  friend void swap(inplace_vector&, inplace_vector&) noexcept {}
+};
+
 // --- comparison ----------------------------------------------------------------------------------
 
 /// True when `a` and `b` have the same size and equal elements.
@@ -601,6 +651,8 @@ static_assert(sizeof(inplace_vector<std::uint32_t, 8>) == 36, "8 * 4 bytes + a u
 static_assert(std::is_trivially_copyable<inplace_vector<std::uint32_t, 8>>::value,
               "trivially copyable when T is");
 static_assert(std::is_empty<inplace_vector<std::uint32_t, 0>>::value, "empty when N == 0");
+static_assert(std::is_trivially_default_constructible<inplace_vector<std::uint32_t, 0>>::value,
+              "trivially default constructible when N == 0");
 
 }  // namespace lowalloc
 

@@ -871,7 +871,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
     }
   }
   void construct_move(T* d, T* src, size_type count) {
-    if constexpr (detail::memcpy_copyable<Allocator, T>) {
+    if constexpr (detail::memcpy_movable<Allocator, T>) {
       detail::copy_bytes(d, src, count * sizeof(T));
     } else {
       size_type i = 0;
@@ -1172,7 +1172,9 @@ class small_vector : public small_vector_base<T, Allocator>,
   /// A copy; allocates exactly other.size() elements when they do not fit inline.
   small_vector(const small_vector& other)
       : base(N, traits::select_on_container_copy_construction(other.get_allocator())) {
-    if (!copy_whole_inline_buffer(other)) this->init_range(other.begin(), other.end());
+    if (!copy_whole_inline_buffer<copy_inline_whole>(other)) {
+      this->init_range(other.begin(), other.end());
+    }
   }
   /// A copy using `alloc`.
   small_vector(const small_vector& other, const Allocator& alloc) : base(N, alloc) {
@@ -1186,7 +1188,7 @@ class small_vector : public small_vector_base<T, Allocator>,
   /// Takes `other`'s heap buffer, or moves its inline elements one by one; `other` is left empty.
   small_vector(small_vector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
       : base(N, other.get_allocator()) {
-    if (copy_whole_inline_buffer(other)) {
+    if (copy_whole_inline_buffer<move_inline_whole>(other)) {
       other.set_size(0);
     } else {
       this->init_move(other);
@@ -1235,13 +1237,18 @@ class small_vector : public small_vector_base<T, Allocator>,
  private:
   // Small inline buffers of trivially copyable elements are copied whole, with a memcpy of a
   // constant size (a few vector moves) instead of one sized by the element count.
-  static constexpr bool copy_inline_whole = detail::memcpy_copyable<Allocator, T> && N > 0 &&
-                                            N * sizeof(T) <= 64;
+  // The copy and the move are told apart: a trivially copyable T may have a deleted copy (or move).
+  static constexpr bool inline_bytes_small = N > 0 && N * sizeof(T) <= 64;
+  static constexpr bool copy_inline_whole =
+      detail::memcpy_copyable<Allocator, T> && inline_bytes_small;
+  static constexpr bool move_inline_whole =
+      detail::memcpy_movable<Allocator, T> && inline_bytes_small;
 
   // For an inline `other` (and an empty or inline *this): copies its whole inline buffer and
-  // takes its size. False, doing nothing, when that does not apply.
+  // takes its size, when Whole. False, doing nothing, when that does not apply.
+  template <bool Whole>
   bool copy_whole_inline_buffer(const small_vector& other) noexcept {
-    if constexpr (copy_inline_whole) {
+    if constexpr (Whole) {
       if (!other.is_inline() || &other == this) return false;
       // Bytes past other.size() are indeterminate; copying them as bytes is harmless.
       std::memcpy(static_cast<void*>(this->inline_data()),
@@ -1254,8 +1261,11 @@ class small_vector : public small_vector_base<T, Allocator>,
     }
   }
 
-  static constexpr bool pass_by_value =
-      std::is_trivially_copyable_v<T> && sizeof(T) <= 2 * sizeof(void*);
+  // (A trivially copyable T may still have a deleted copy constructor: push_back(T&&) of such a
+  // T must move, as std::vector's does.)
+  static constexpr bool pass_by_value = std::is_trivially_copyable_v<T> &&
+                                        std::is_trivially_copy_constructible_v<T> &&
+                                        sizeof(T) <= 2 * sizeof(void*);
   static constexpr std::uint64_t inline_base = std::uint64_t(N) << base::capacity_shift;
 
   // Constructs the new last element when there is room for it; false (and the arguments
@@ -1287,7 +1297,7 @@ class small_vector : public small_vector_base<T, Allocator>,
   small_vector& operator=(small_vector&& other) noexcept(
       (traits::propagate_on_container_move_assignment::value || traits::is_always_equal::value) &&
       std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>) {
-    if (this->is_inline() && copy_whole_inline_buffer(other)) {
+    if (this->is_inline() && copy_whole_inline_buffer<move_inline_whole>(other)) {
       other.set_size(0);
     } else {
       base::operator=(std::move(other));
@@ -1309,6 +1319,10 @@ class small_vector : public small_vector_base<T, Allocator>,
     this->assign(il.begin(), il.end());
     return *this;
   }
+
+  /// Exchanges the contents (see small_vector_base::swap). An exact match, so that
+  /// `using std::swap; swap(a, b)` and std::ranges::swap take it over the generic std::swap.
+  friend void swap(small_vector& a, small_vector& b) { a.swap(b); }
 };
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -78,6 +78,7 @@
 #include <initializer_list>
 #include <istream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <memory_resource>
 #include <ostream>
@@ -113,6 +114,19 @@ struct storage_allocator<S, std::void_t<typename S::allocator_type>> {
   using type = typename S::allocator_type;
   static constexpr bool aware = true;
 };
+
+// A length that comes as std::size_t (a string view's, a C string's, an initializer list's) as
+// the string's size_type. A size_type narrower than std::size_t cannot hold every one; one it
+// cannot hold is past max_size(), and throws as such rather than wrapping around.
+template <class SizeType>
+SizeType narrow_length(std::size_t n) {
+  if constexpr (sizeof(SizeType) < sizeof(std::size_t)) {
+    if (n >= std::size_t(std::numeric_limits<SizeType>::max())) {
+      throw_length_error("basic_string: length past max_size()");
+    }
+  }
+  return static_cast<SizeType>(n);
+}
 
 // The contiguous iterator of basic_string: a pointer in a class, so that `s.insert(0, 2, 'x')`
 // is not ambiguous between a position and an iterator.
@@ -299,8 +313,10 @@ class basic_string {
   using value_type = CharT;
   using storage_type = Storage;
   using allocator_type = typename alloc_info::type;
-  using size_type = std::size_t;
-  using difference_type = std::ptrdiff_t;
+  /// The allocator's size_type and difference_type, as std::basic_string (std::size_t and
+  /// std::ptrdiff_t for a storage without an allocator, and for std::allocator).
+  using size_type = typename std::allocator_traits<allocator_type>::size_type;
+  using difference_type = typename std::allocator_traits<allocator_type>::difference_type;
   using reference = CharT&;
   using const_reference = const CharT&;
   using pointer = CharT*;
@@ -342,7 +358,7 @@ class basic_string {
   }
   basic_string(const CharT* s, const allocator_type& a = allocator_type()) : s_(make_storage(a)) {
     LOWALLOC_ASSERT(s != nullptr);
-    init(s, Traits::length(s));
+    init(s, length_of(Traits::length(s)));
   }
   basic_string(std::nullptr_t) = delete;
   template <class InputIt, enable_iter<InputIt> = 0>
@@ -352,28 +368,28 @@ class basic_string {
   }
   basic_string(std::initializer_list<CharT> il, const allocator_type& a = allocator_type())
       : s_(make_storage(a)) {
-    init(il.begin(), il.size());
+    init(il.begin(), length_of(il.size()));
   }
   /// From anything convertible to std::basic_string_view (explicit, as in std).
   template <class T, enable_sv<T> = 0>
   explicit basic_string(const T& t, const allocator_type& a = allocator_type())
       : s_(make_storage(a)) {
     const sv_type v = t;
-    init(v.data(), v.size());
+    init(v.data(), length_of(v.size()));
   }
   template <class T, std::enable_if_t<std::is_convertible_v<const T&, sv_type>, int> = 0>
   basic_string(const T& t, size_type pos, size_type count,
                const allocator_type& a = allocator_type())
       : s_(make_storage(a)) {
     const sv_type v = sv_type(t).substr(pos, count);
-    init(v.data(), v.size());
+    init(v.data(), length_of(v.size()));
   }
   /// From a std::basic_string: implicit, so that code handing std::strings over keeps compiling.
   template <class A>
   basic_string(const std::basic_string<CharT, Traits, A>& str,
                const allocator_type& a = allocator_type())
       : s_(make_storage(a)) {
-    init(str.data(), str.size());
+    init(str.data(), length_of(str.size()));
   }
   template <class A>
   basic_string(const std::basic_string<CharT, Traits, A>& str, size_type pos,
@@ -394,11 +410,13 @@ class basic_string {
       default;
   basic_string& operator=(const CharT* s) { return assign(s); }
   basic_string& operator=(CharT ch) { return assign(size_type(1), ch); }
-  basic_string& operator=(std::initializer_list<CharT> il) { return assign(il.begin(), il.size()); }
+  basic_string& operator=(std::initializer_list<CharT> il) {
+    return assign(il.begin(), length_of(il.size()));
+  }
   template <class T, enable_sv<T> = 0>
   basic_string& operator=(const T& t) {
     const sv_type v = t;
-    return assign(v.data(), v.size());
+    return assign(v.data(), length_of(v.size()));
   }
   basic_string& operator=(std::nullptr_t) = delete;
 
@@ -418,21 +436,23 @@ class basic_string {
     }
     return replace_impl(0, size(), s, count);
   }
-  basic_string& assign(const CharT* s) { return assign(s, Traits::length(s)); }
+  basic_string& assign(const CharT* s) { return assign(s, length_of(Traits::length(s))); }
   template <class InputIt, enable_iter<InputIt> = 0>
   basic_string& assign(InputIt first, InputIt last) {
     return replace_range(0, size(), first, last);
   }
-  basic_string& assign(std::initializer_list<CharT> il) { return assign(il.begin(), il.size()); }
+  basic_string& assign(std::initializer_list<CharT> il) {
+    return assign(il.begin(), length_of(il.size()));
+  }
   template <class T, enable_sv<T> = 0>
   basic_string& assign(const T& t) {
     const sv_type v = t;
-    return assign(v.data(), v.size());
+    return assign(v.data(), length_of(v.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& assign(const T& t, size_type pos, size_type count = npos) {
     const sv_type v = sv_type(t).substr(pos, count);
-    return assign(v.data(), v.size());
+    return assign(v.data(), length_of(v.size()));
   }
 
   /// The allocator the storage uses (a default-constructed std::allocator for storages without).
@@ -508,10 +528,18 @@ class basic_string {
   // --- capacity -----------------------------------------------------------------------------
 
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-  size_type size() const noexcept { return s_.size(); }
+  // The storage counts in std::size_t; its sizes never pass max_size(), which size_type holds.
+  size_type size() const noexcept { return static_cast<size_type>(s_.size()); }
   size_type length() const noexcept { return size(); }
-  size_type max_size() const noexcept { return s_.max_size(); }
-  size_type capacity() const noexcept { return s_.capacity(); }
+  size_type max_size() const noexcept {
+    if constexpr (sizeof(size_type) >= sizeof(std::size_t)) {
+      return s_.max_size();
+    } else {
+      constexpr auto below_npos = std::size_t(std::numeric_limits<size_type>::max()) - 1;
+      return static_cast<size_type>(std::min<std::size_t>(s_.max_size(), below_npos));
+    }
+  }
+  size_type capacity() const noexcept { return static_cast<size_type>(s_.capacity()); }
   /// Never shrinks (C++20). std::length_error when new_cap > max_size().
   void reserve(size_type new_cap) {
     if (new_cap > max_size()) detail::throw_length_error("basic_string::reserve");
@@ -530,7 +558,7 @@ class basic_string {
     return replace_fill(check_pos(index, "basic_string::insert"), 0, count, ch);
   }
   basic_string& insert(size_type index, const CharT* s) {
-    return insert(index, s, Traits::length(s));
+    return insert(index, s, length_of(Traits::length(s)));
   }
   basic_string& insert(size_type index, const CharT* s, size_type count) {
     return replace_impl(check_pos(index, "basic_string::insert"), 0, s, count);
@@ -558,19 +586,19 @@ class basic_string {
   }
   iterator insert(const_iterator pos, std::initializer_list<CharT> il) {
     const size_type i = index_of(pos);
-    replace_impl(i, 0, il.begin(), il.size());
+    replace_impl(i, 0, il.begin(), length_of(il.size()));
     return begin() + difference_type(i);
   }
   template <class T, enable_sv<T> = 0>
   basic_string& insert(size_type index, const T& t) {
     const sv_type v = t;
-    return insert(index, v.data(), v.size());
+    return insert(index, v.data(), length_of(v.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& insert(size_type index, const T& t, size_type index_str, size_type count = npos) {
     check_pos(index, "basic_string::insert");
     const sv_type v = sv_type(t).substr(index_str, count);
-    return insert(index, v.data(), v.size());
+    return insert(index, v.data(), length_of(v.size()));
   }
 
   basic_string& erase(size_type index = 0, size_type count = npos) {
@@ -628,21 +656,23 @@ class basic_string {
     }
     return replace_impl(sz, 0, s, count);
   }
-  basic_string& append(const CharT* s) { return append(s, Traits::length(s)); }
+  basic_string& append(const CharT* s) { return append(s, length_of(Traits::length(s))); }
   template <class InputIt, enable_iter<InputIt> = 0>
   basic_string& append(InputIt first, InputIt last) {
     return replace_range(size(), 0, first, last);
   }
-  basic_string& append(std::initializer_list<CharT> il) { return append(il.begin(), il.size()); }
+  basic_string& append(std::initializer_list<CharT> il) {
+    return append(il.begin(), length_of(il.size()));
+  }
   template <class T, enable_sv<T> = 0>
   basic_string& append(const T& t) {
     const sv_type v = t;
-    return append(v.data(), v.size());
+    return append(v.data(), length_of(v.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& append(const T& t, size_type pos, size_type count = npos) {
     const sv_type v = sv_type(t).substr(pos, count);
-    return append(v.data(), v.size());
+    return append(v.data(), length_of(v.size()));
   }
 
   basic_string& operator+=(const basic_string& str) { return append(str); }
@@ -682,10 +712,10 @@ class basic_string {
     return replace_impl(index_of(first), size_type(last - first), s, count2);
   }
   basic_string& replace(size_type pos, size_type count, const CharT* s) {
-    return replace(pos, count, s, Traits::length(s));
+    return replace(pos, count, s, length_of(Traits::length(s)));
   }
   basic_string& replace(const_iterator first, const_iterator last, const CharT* s) {
-    return replace(first, last, s, Traits::length(s));
+    return replace(first, last, s, length_of(Traits::length(s)));
   }
   basic_string& replace(size_type pos, size_type count, size_type count2, CharT ch) {
     check_pos(pos, "basic_string::replace");
@@ -696,24 +726,24 @@ class basic_string {
   }
   basic_string& replace(const_iterator first, const_iterator last,
                         std::initializer_list<CharT> il) {
-    return replace(first, last, il.begin(), il.size());
+    return replace(first, last, il.begin(), length_of(il.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& replace(size_type pos, size_type count, const T& t) {
     const sv_type v = t;
-    return replace(pos, count, v.data(), v.size());
+    return replace(pos, count, v.data(), length_of(v.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& replace(const_iterator first, const_iterator last, const T& t) {
     const sv_type v = t;
-    return replace(first, last, v.data(), v.size());
+    return replace(first, last, v.data(), length_of(v.size()));
   }
   template <class T, enable_sv<T> = 0>
   basic_string& replace(size_type pos, size_type count, const T& t, size_type pos2,
                         size_type count2 = npos) {
     check_pos(pos, "basic_string::replace");
     const sv_type v = sv_type(t).substr(pos2, count2);
-    return replace(pos, count, v.data(), v.size());
+    return replace(pos, count, v.data(), length_of(v.size()));
   }
 
   /// Copies at most count characters from pos on; no terminator. std::out_of_range if pos > size().
@@ -738,7 +768,8 @@ class basic_string {
   template <class Operation>
   void resize_and_overwrite(size_type count, Operation op) {
     if (count > capacity()) grow_keep(count);
-    const auto r = std::move(op)(data(), count);
+    // Both arguments are prvalues (LWG 3645): op may take them by value or by rvalue reference.
+    const auto r = std::move(op)(data(), static_cast<size_type>(count));
     if constexpr (std::is_signed_v<decltype(r)>) LOWALLOC_ASSERT(r >= 0);
     LOWALLOC_ASSERT(size_type(r) <= count);
     s_.set_size(size_type(r));
@@ -792,27 +823,27 @@ class basic_string {
   }
   bool ends_with(CharT ch) const noexcept { return !empty() && Traits::eq(back(), ch); }
   bool ends_with(const CharT* s) const { return ends_with(sv_type(s)); }
-  bool contains(sv_type v) const noexcept { return view().find(v) != npos; }
-  bool contains(CharT ch) const noexcept { return view().find(ch) != npos; }
-  bool contains(const CharT* s) const { return view().find(s) != npos; }
+  bool contains(sv_type v) const noexcept { return view().find(v) != sv_type::npos; }
+  bool contains(CharT ch) const noexcept { return view().find(ch) != sv_type::npos; }
+  bool contains(const CharT* s) const { return view().find(s) != sv_type::npos; }
 
 #define LOWALLOC_STRING_FIND(name, default_pos)                                         \
   size_type name(const basic_string& str, size_type pos = default_pos) const noexcept { \
-    return view().name(str.view(), pos);                                                \
+    return found(view().name(str.view(), pos));                                         \
   }                                                                                     \
   size_type name(const CharT* s, size_type pos, size_type count) const {                \
-    return view().name(s, pos, count);                                                  \
+    return found(view().name(s, pos, count));                                           \
   }                                                                                     \
   size_type name(const CharT* s, size_type pos = default_pos) const {                   \
-    return view().name(s, pos);                                                         \
+    return found(view().name(s, pos));                                                  \
   }                                                                                     \
   size_type name(CharT ch, size_type pos = default_pos) const noexcept {                \
-    return view().name(ch, pos);                                                        \
+    return found(view().name(ch, pos));                                                 \
   }                                                                                     \
   template <class T, enable_sv<T> = 0>                                                  \
   size_type name(const T& t, size_type pos = default_pos)                               \
       const noexcept(std::is_nothrow_constructible_v<sv_type, const T&>) {              \
-    return view().name(sv_type(t), pos);                                                \
+    return found(view().name(sv_type(t), pos));                                         \
   }
   LOWALLOC_STRING_FIND(find, 0)
   LOWALLOC_STRING_FIND(rfind, npos)
@@ -827,6 +858,12 @@ class basic_string {
 
  private:
   sv_type view() const noexcept { return sv_type(data(), size()); }
+
+  static size_type length_of(std::size_t n) { return detail::narrow_length<size_type>(n); }
+  // A position found in view(): string_view's npos becomes ours.
+  static size_type found(std::size_t pos) noexcept {
+    return pos == sv_type::npos ? npos : static_cast<size_type>(pos);
+  }
 
   static Storage make_storage([[maybe_unused]] const allocator_type& a) noexcept {
     if constexpr (alloc_info::aware) {
@@ -1058,7 +1095,7 @@ basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, const basic_stri
 }
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, const C* b) {
-  const std::size_t n = T::length(b);
+  const auto n = detail::narrow_length<typename basic_string<C, S, T>::size_type>(T::length(b));
   basic_string<C, S, T> r(detail::copy_allocator(a.get_allocator()));
   r.reserve(a.size() + n);
   r.append(a).append(b, n);
@@ -1073,7 +1110,7 @@ basic_string<C, S, T> operator+(const basic_string<C, S, T>& a, C b) {
 }
 template <class C, class S, class T>
 basic_string<C, S, T> operator+(const C* a, const basic_string<C, S, T>& b) {
-  const std::size_t n = T::length(a);
+  const auto n = detail::narrow_length<typename basic_string<C, S, T>::size_type>(T::length(a));
   basic_string<C, S, T> r(detail::copy_allocator(b.get_allocator()));
   r.reserve(n + b.size());
   r.append(a, n).append(b);
@@ -1461,7 +1498,7 @@ std::basic_istream<C, T>& getline(std::basic_istream<C, T>&& is, basic_string<C,
 template <class C, class S, class T, class U>
 typename basic_string<C, S, T>::size_type erase(basic_string<C, S, T>& s, const U& value) {
   const auto it = std::remove(s.begin(), s.end(), value);
-  const auto n = static_cast<std::size_t>(s.end() - it);
+  const auto n = static_cast<typename basic_string<C, S, T>::size_type>(s.end() - it);
   s.erase(it, s.end());
   return n;
 }
@@ -1469,7 +1506,7 @@ typename basic_string<C, S, T>::size_type erase(basic_string<C, S, T>& s, const 
 template <class C, class S, class T, class Pred>
 typename basic_string<C, S, T>::size_type erase_if(basic_string<C, S, T>& s, Pred pred) {
   const auto it = std::remove_if(s.begin(), s.end(), pred);
-  const auto n = static_cast<std::size_t>(s.end() - it);
+  const auto n = static_cast<typename basic_string<C, S, T>::size_type>(s.end() - it);
   s.erase(it, s.end());
   return n;
 }

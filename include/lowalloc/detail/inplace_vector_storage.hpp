@@ -2,15 +2,20 @@
 // lowalloc::inplace_vector. Internal: not part of the API.
 //
 // The storage is N * sizeof(T) raw bytes aligned as T, followed by the smallest unsigned integer
-// that holds N, so inplace_vector<int, 8> is 36 bytes. Layers make the special members exactly as
-// trivial as T allows, without requires-clauses (C++17):
+// that holds N, so inplace_vector<int, 8> is 36 bytes. Layers make each special member exactly as
+// trivial as T allows ([inplace.vector.overview]/6), without requires-clauses (C++17):
 //
-//   storage_data     the bytes and the size; every special member trivial
-//   storage_destroy  adds a destructor, when T's destructor is not trivial
-//   storage_copy     adds element-wise copy and move, when T's are not all trivial
+//   storage_data            the bytes and the size; every special member trivial
+//   storage_destroy         a destructor, when T's is not trivial
+//   storage_copy_construct  element-wise copy construction, when T's is not trivial
+//   storage_move_construct  element-wise move construction, when T's is not trivial
+//   storage_copy_assign     element-wise copy assignment, unless T's destructor, copy
+//                           construction and copy assignment are all trivial
+//   storage_move_assign     the same for move assignment
 //
-// N == 0 has a storage of its own, an empty class. The algorithms below depend on T and the
-// iterator types only, never on N, so their code is shared by every capacity.
+// N == 0 has a storage of its own, an empty class whose every member is trivial. The algorithms
+// below depend on T and the iterator types only, never on N, so their code is shared by every
+// capacity.
 #ifndef LOWALLOC_DETAIL_INPLACE_VECTOR_STORAGE_HPP
 #define LOWALLOC_DETAIL_INPLACE_VECTOR_STORAGE_HPP
 
@@ -216,7 +221,8 @@ struct synth_three_way_result<T, std::enable_if_t<!has_three_way<T>::value && ha
 // --- storage -------------------------------------------------------------------------------------
 //
 // Every layer's default constructor is user-provided, so that value-initialisation (`v{}`, or a
-// layer's `Base()`) does not zero N * sizeof(T) bytes first.
+// layer's `Base()`) does not zero N * sizeof(T) bytes first. N == 0 is the exception: it has no
+// bytes, and [inplace.vector.overview]/6 wants it trivially default constructible.
 
 template <class T, std::size_t N>
 class storage_data {
@@ -238,12 +244,14 @@ class storage_data {
 template <class T>
 class storage_empty {
  public:
-  storage_empty() noexcept {}  // NOLINT(modernize-use-equals-default): see above
-
   static T* data() noexcept { return nullptr; }
   static std::size_t size() noexcept { return 0; }
   static void set_size([[maybe_unused]] std::size_t n) noexcept { LOWALLOC_ASSERT(n == 0); }
 };
+
+// Each layer below provides one special member and defaults the others, so that each member of
+// the finished storage is trivial exactly when [inplace.vector.overview]/6.1-6.3 says it is, and
+// independently of the others. A layer is left out of the chain when its member can be trivial.
 
 template <class T, class Base>
 class storage_destroy : public Base {
@@ -257,31 +265,58 @@ class storage_destroy : public Base {
 };
 
 template <class T, class Base>
-class storage_copy : public Base {
+class storage_copy_construct : public Base {
  public:
-  storage_copy() noexcept {}  // NOLINT(modernize-use-equals-default): see above
-
-  storage_copy(const storage_copy& other) : Base() {
+  storage_copy_construct() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+  storage_copy_construct(const storage_copy_construct& other) : Base() {
     std::uninitialized_copy_n(other.data(), other.size(), this->data());
     this->set_size(other.size());
   }
+  storage_copy_construct(storage_copy_construct&&) = default;
+  storage_copy_construct& operator=(const storage_copy_construct&) = default;
+  storage_copy_construct& operator=(storage_copy_construct&&) = default;
+};
 
-  // Moves the elements; `other` keeps its size, its elements moved from (as std).
-  storage_copy(storage_copy&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
+// Moves the elements; `other` keeps its size, its elements moved from (as std).
+template <class T, class Base>
+class storage_move_construct : public Base {
+ public:
+  storage_move_construct() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+  storage_move_construct(const storage_move_construct&) = default;
+  storage_move_construct(storage_move_construct&& other) noexcept(
+      std::is_nothrow_move_constructible<T>::value)
       : Base() {
     std::uninitialized_move_n(other.data(), other.size(), this->data());
     this->set_size(other.size());
   }
+  storage_move_construct& operator=(const storage_move_construct&) = default;
+  storage_move_construct& operator=(storage_move_construct&&) = default;
+};
 
-  storage_copy& operator=(const storage_copy& other) {
+template <class T, class Base>
+class storage_copy_assign : public Base {
+ public:
+  storage_copy_assign() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+  storage_copy_assign(const storage_copy_assign&) = default;
+  storage_copy_assign(storage_copy_assign&&) = default;
+  storage_copy_assign& operator=(const storage_copy_assign& other) {
     if (this != &other) {
       inplace::assign_elements(this->data(), this->size(), other.data(), other.size());
       this->set_size(other.size());
     }
     return *this;
   }
+  storage_copy_assign& operator=(storage_copy_assign&&) = default;
+};
 
-  storage_copy& operator=(storage_copy&& other) noexcept(
+template <class T, class Base>
+class storage_move_assign : public Base {
+ public:
+  storage_move_assign() noexcept {}  // NOLINT(modernize-use-equals-default): see above
+  storage_move_assign(const storage_move_assign&) = default;
+  storage_move_assign(storage_move_assign&&) = default;
+  storage_move_assign& operator=(const storage_move_assign&) = default;
+  storage_move_assign& operator=(storage_move_assign&& other) noexcept(
       std::is_nothrow_move_assignable<T>::value&& std::is_nothrow_move_constructible<T>::value) {
     if (this != &other) {
       inplace::assign_elements(this->data(), this->size(), std::make_move_iterator(other.data()),
@@ -292,31 +327,28 @@ class storage_copy : public Base {
   }
 };
 
-template <class T>
-struct is_trivially_copyable_element
-    : std::integral_constant<bool, std::is_trivially_copy_constructible<T>::value &&
-                                       std::is_trivially_move_constructible<T>::value &&
-                                       std::is_trivially_copy_assignable<T>::value &&
-                                       std::is_trivially_move_assignable<T>::value &&
-                                       std::is_trivially_destructible<T>::value> {};
+// Base itself when Trivial, else Layer<T, Base>.
+template <bool Trivial, template <class, class> class Layer, class T, class Base>
+using layer_unless = std::conditional_t<Trivial, Base, Layer<T, Base>>;
 
-template <class T, std::size_t N, bool Empty = (N == 0),
-          bool TriviallyCopyable = is_trivially_copyable_element<T>::value,
-          bool TriviallyDestructible = std::is_trivially_destructible<T>::value>
+template <class T, std::size_t N>
 struct storage_select {
-  using type = storage_copy<T, storage_destroy<T, storage_data<T, N>>>;
+  static constexpr bool trivial_destroy = std::is_trivially_destructible<T>::value;
+  static constexpr bool trivial_copy = std::is_trivially_copy_constructible<T>::value;
+  static constexpr bool trivial_move = std::is_trivially_move_constructible<T>::value;
+  using destroyed = layer_unless<trivial_destroy, storage_destroy, T, storage_data<T, N>>;
+  using copied = layer_unless<trivial_copy, storage_copy_construct, T, destroyed>;
+  using moved = layer_unless<trivial_move, storage_move_construct, T, copied>;
+  using copy_assigned =
+      layer_unless<trivial_destroy && trivial_copy && std::is_trivially_copy_assignable<T>::value,
+                   storage_copy_assign, T, moved>;
+  using type =
+      layer_unless<trivial_destroy && trivial_move && std::is_trivially_move_assignable<T>::value,
+                   storage_move_assign, T, copy_assigned>;
 };
-template <class T, std::size_t N, bool TriviallyCopyable, bool TriviallyDestructible>
-struct storage_select<T, N, true, TriviallyCopyable, TriviallyDestructible> {
+template <class T>
+struct storage_select<T, 0> {
   using type = storage_empty<T>;
-};
-template <class T, std::size_t N>
-struct storage_select<T, N, false, true, true> {
-  using type = storage_data<T, N>;
-};
-template <class T, std::size_t N>
-struct storage_select<T, N, false, false, true> {
-  using type = storage_copy<T, storage_data<T, N>>;
 };
 
 template <class T, std::size_t N>

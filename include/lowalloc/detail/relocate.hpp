@@ -72,10 +72,16 @@ template <class A, class T>
 inline constexpr bool memcpy_relocatable =
     is_trivially_relocatable_v<T>&& allocator_constructs_plainly<A, T>;
 
-// Copy construction through memcpy is allowed for T under allocator A.
+// Copy construction through memcpy is allowed for T under allocator A. (A trivially copyable T
+// may have a deleted copy constructor; a copy must not compile then, as for std::vector.)
 template <class A, class T>
-inline constexpr bool memcpy_copyable =
-    std::is_trivially_copyable_v<T>&& allocator_constructs_plainly<A, T>;
+inline constexpr bool memcpy_copyable = std::is_trivially_copyable_v<T>&&
+    std::is_trivially_copy_constructible_v<T>&& allocator_constructs_plainly<A, T>;
+
+// Move construction through memcpy is allowed for T under allocator A.
+template <class A, class T>
+inline constexpr bool memcpy_movable = std::is_trivially_copyable_v<T>&&
+    std::is_trivially_move_constructible_v<T>&& allocator_constructs_plainly<A, T>;
 
 inline void copy_bytes(void* dst, const void* src, std::size_t bytes) noexcept {
   if (bytes != 0) std::memcpy(dst, src, bytes);

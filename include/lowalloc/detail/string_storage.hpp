@@ -202,7 +202,7 @@ class small_storage : private detail::allocator_holder<Allocator> {
         const size_type n = o.size();
         if (n > inline_capacity) {
           Allocator a(o.alloc());
-          CharT* p = traits::allocate(a, n + 1);
+          CharT* p = allocate_chars(a, n);
           std::memcpy(p, o.data(), (n + 1) * sizeof(CharT));
           release();
           alloc() = std::move(a);
@@ -291,7 +291,7 @@ class small_storage : private detail::allocator_holder<Allocator> {
     if (n <= capacity()) return;
     if (n > max_size())
       detail::throw_length_error("lowalloc::small_string: reserve past max_size()");
-    CharT* p = traits::allocate(alloc(), n + 1);
+    CharT* p = allocate_chars(alloc(), n);
     const size_type sz = size();
     const size_type bytes = (sz + 1) * sizeof(CharT);
     if (bytes <= 32) {
@@ -319,7 +319,7 @@ class small_storage : private detail::allocator_holder<Allocator> {
     }
     if (sz == cap) return;
     LOWALLOC_TRY {
-      CharT* q = traits::allocate(alloc(), sz + 1);
+      CharT* q = allocate_chars(alloc(), sz);
       std::memcpy(q, p, (sz + 1) * sizeof(CharT));
       deallocate(p, cap);
       set_heap(q, sz, sz);
@@ -381,7 +381,14 @@ class small_storage : private detail::allocator_holder<Allocator> {
 
   void init() noexcept { set_inline_size(0); }
 
-  void deallocate(CharT* p, size_type cap) noexcept { traits::deallocate(alloc(), p, cap + 1); }
+  // A block for `cap` characters and the terminator. cap <= max_size(), which the allocator's
+  // size_type holds (it may be narrower than std::size_t).
+  static CharT* allocate_chars(Allocator& a, size_type cap) {
+    return traits::allocate(a, static_cast<typename traits::size_type>(cap + 1));
+  }
+  void deallocate(CharT* p, size_type cap) noexcept {
+    traits::deallocate(alloc(), p, static_cast<typename traits::size_type>(cap + 1));
+  }
 
   // Frees a heap buffer and leaves the string empty and inline.
   void release() noexcept {
@@ -404,7 +411,7 @@ class small_storage : private detail::allocator_holder<Allocator> {
       set_inline_size(n);
       return;
     }
-    CharT* p = traits::allocate(alloc(), n + 1);
+    CharT* p = allocate_chars(alloc(), n);
     std::memcpy(p, o.data(), (n + 1) * sizeof(CharT));
     set_heap(p, n, n);
   }
@@ -437,7 +444,7 @@ class small_storage : private detail::allocator_holder<Allocator> {
     const size_type cap = capacity();
     size_type new_cap = cap < max_size() / 2 ? 2 * cap : max_size();
     if (new_cap < n) new_cap = n;
-    CharT* p = traits::allocate(alloc(), new_cap + 1);
+    CharT* p = allocate_chars(alloc(), new_cap);
     std::memcpy(p, s, n * sizeof(CharT));
     p[n] = CharT();
     if (is_heap()) deallocate(r_.heap.ptr, heap_capacity());
