@@ -19,6 +19,7 @@ Standard library only.
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from collections import OrderedDict
@@ -27,7 +28,7 @@ IMPL_ORDER = ["lowalloc", "std_vector", "std_vector_reserve",
               "std_string", "small_string_16", "small_string_24", "small_string_32",
               "small_string_64", "fixed_string_32", "fixed_string_128", "fixed_string",
               "boost", "absl", "llvm", "array_floor"]
-WORKLOAD_ORDER = ["push_back", "copy", "move", "insert_mid_string", "iterate",
+WORKLOAD_ORDER = ["push_back", "push_back_O2", "copy", "move", "insert_mid_string", "iterate",
                   "tokenize", "build_tokens", "tokenize_sweep", "build_tokens_sweep",
                   "construct", "construct_2t", "find", "compare", "append", "equal"]
 PEERS = ["boost", "absl", "llvm"]
@@ -193,17 +194,66 @@ def print_context(contexts, time_key, command, out):
         lengths = ctx.get("push_back lengths")
         if lengths:
             out.append(f"- push_back lengths: {lengths}")
+        flags = ctx.get("compiler flags")
+        if flags:
+            out.append(f"- compiler flags of `{os.path.basename(path)}`: `{' '.join(flags.split())}`")
     if command:
         out.append(f"- command: `{command}`")
     out.append(f"- time: median of the per-repetition `{time_key}`; spread: the fastest and the "
                "slowest repetition relative to the median; ratios are of medians from the same run")
 
 
+def is_phase_workload(workload):
+    return workload.startswith("push_back_phase")
+
+
 def push_back_summary(groups, out):
-    keys = [g for g in groups if g.startswith("push_back/")]
-    if not keys:
-        return
-    out.append("### push_back: summary")
+    """One summary per push_back workload: push_back (the build type's flags), push_back_O2."""
+    workloads = OrderedDict()
+    for g in groups:
+        workload = g.split("/", 1)[0]
+        if is_phase_workload(workload):
+            continue
+        if workload == "push_back" or workload.startswith("push_back_"):
+            workloads.setdefault(workload, []).append(g)
+    for workload, keys in workloads.items():
+        push_back_summary_of(workload, keys, groups, out)
+
+
+def phase_summary(groups, out):
+    """push_back_phase[_O2]/<impl>/<N>/<shift>: one row per N and impl, one column per shift."""
+    tables = OrderedDict()  # workload -> {N: {shift: rows}}
+    for g, rows in groups.items():
+        workload, _, param = g.partition("/")
+        if not is_phase_workload(workload):
+            continue
+        n, _, shift = param.partition("/")
+        tables.setdefault(workload, OrderedDict()).setdefault(n, OrderedDict())[shift] = rows
+    for workload, by_n in tables.items():
+        out.append(f"### {workload}: one code layout at a time (median per layout)")
+        out.append("")
+        shifts = sorted({int(s) for per in by_n.values() for s in per})
+        out.append("| N | impl | " + " | ".join(f"+{s}" for s in shifts) + " | sum | worst / best |")
+        out.append("|---|---|" + "---:|" * (len(shifts) + 2))
+        for n in sorted(by_n, key=lambda x: int(x) if x.isdigit() else 0):
+            per = by_n[n]
+            impls = []
+            for rows in per.values():
+                for impl in rows:
+                    if impl not in impls:
+                        impls.append(impl)
+            for impl in [i for i in IMPL_ORDER if i in impls] + [i for i in impls if i not in IMPL_ORDER]:
+                times = [median_of(per.get(str(s), {}), impl) for s in shifts]
+                cells = " | ".join(fmt_time(t) for t in times)
+                known = [t for t in times if t is not None]
+                total = fmt_time(sum(known)) if len(known) == len(times) else "n/a"
+                worst = fmt_ratio(max(known), min(known)) if known else "n/a"
+                out.append(f"| {n} | {impl} | {cells} | {total} | {worst} |")
+        out.append("")
+
+
+def push_back_summary_of(workload, keys, groups, out):
+    out.append(f"### {workload}: summary")
     out.append("")
     out.append("| N | lowalloc | spread | fastest peer | lowalloc / fastest peer "
                "| lowalloc / array_floor | std_vector / lowalloc | std_vector_reserve / lowalloc |")
@@ -372,8 +422,11 @@ def main(argv):
     print_context(contexts, time_key, args.command, out)
     out.append("")
     push_back_summary(groups, out)
+    phase_summary(groups, out)
     string_summaries(groups, out)
     for name, rows in groups.items():
+        if is_phase_workload(name.split("/", 1)[0]):
+            continue
         group_table(name, rows, out)
     sizeof_table(contexts, out)
     print("\n".join(out).rstrip())

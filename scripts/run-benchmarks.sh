@@ -11,6 +11,7 @@
 #                        of load on a shared machine hits every implementation alike (0: off)
 #   BENCH_CPU=           pin to this CPU with taskset (e.g. 1); empty: no pinning
 #   BENCH_TIME=cpu       cpu or real: which time the table reports
+#   LOWALLOC_BENCH_PHASES=1  bench_small_vector also runs each push_back code layout on its own
 # Results: BUILD_DIR/bench-results/<binary>.json (every repetition) and table.md.
 set -euo pipefail
 
@@ -78,6 +79,6 @@ if [ ${#results[@]} -eq 0 ]; then
   exit 1
 fi
 
-command="BENCH_REPS=$reps BENCH_MIN_TIME=$min_time scripts/run-benchmarks.sh $build_dir${filter:+ '$filter'}"
+command="${LOWALLOC_BENCH_PHASES:+LOWALLOC_BENCH_PHASES=$LOWALLOC_BENCH_PHASES }${BENCH_CPU:+BENCH_CPU=$BENCH_CPU }BENCH_REPS=$reps BENCH_MIN_TIME=$min_time scripts/run-benchmarks.sh $build_dir${filter:+ '$filter'}"
 python3 "$script_dir/bench_table.py" --time "$time_kind" --command "$command" "${results[@]}" \
   | tee "$out_dir/table.md"

@@ -5,11 +5,17 @@
 // Benchmarks are named "<workload>/<impl>[/<param>]" so that scripts/bench_table.py can group
 // them; impl is one of lowalloc, std_vector, std_vector_reserve, boost, absl, llvm, array_floor.
 //
-//   push_back/<impl>/<N>      100 vectors of chi-squared(8) lengths, filled by push_back
+//   push_back/<impl>/<N>      100 vectors of chi-squared(8) lengths, filled by push_back, at eight
+//                             code layouts (see "code layout" below): 800 vectors per iteration
 //   copy/<impl>/<size>        copy construction, N = 16 (size 8: inline, 32: on the heap)
 //   move/<impl>/<size>        move construction and move assignment back, N = 16
 //   insert_mid_string/<impl>  8 strings of 20 chars, then 8 more inserted in the middle, N = 16
 //   iterate/<impl>/<size>     sum with operator[], N = 16
+//
+// CMake builds this file twice: bench_small_vector with the build type's flags (Release: -O3), and
+// bench_small_vector_O2, the push_back workload alone at -O2, named push_back_O2/<impl>/<N>
+// (LOWALLOC_BENCH_PUSH_BACK_ONLY, LOWALLOC_BENCH_WORKLOAD_SUFFIX). Both report their compiler
+// flags in the context ("compiler flags").
 //
 // Repetitions, min time and output format come from the command line; see
 // scripts/run-benchmarks.sh.
@@ -22,6 +28,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <utility>
@@ -35,6 +42,10 @@
 #endif
 #ifdef LOWALLOC_BENCH_HAVE_LLVM
 #include <llvm/ADT/SmallVector.h>
+#endif
+
+#ifndef LOWALLOC_BENCH_WORKLOAD_SUFFIX
+#define LOWALLOC_BENCH_WORKLOAD_SUFFIX ""
 #endif
 
 namespace {
@@ -116,37 +127,92 @@ std::int64_t chi2_total() {
   return total;
 }
 
-template <class Impl, std::size_t N>
-void push_back(benchmark::State& state) {
+// --- code layout: every push_back loop at eight places
+// ----------------------------------------------
+//
+// Where a hot loop falls in the address space decides its speed more than anything in it: on AMD
+// Zen 5 here, one and the same push_back loop of lowalloc, boost or llvm runs from 1x to 2.7x its
+// best time depending only on how many bytes precede it (a loop split across two 64-byte fetch
+// blocks is one cause, not the only one). Which place a loop gets is decided by the size of every
+// function before it in the binary: a lottery of the build, which in one binary can make any
+// container look 30% faster or slower than in the next. So each push_back benchmark runs its
+// workload in eight copies: functions that start on a 64-byte boundary, their code then shifted by
+// 0, 8, ..., 56 bytes (NOPs at the top, run once per call). The loop meets eight places, as it
+// would across the builds of a user's program, and the time is their sum. Built with plain flags;
+// the loop itself is placed by the compiler as in any build.
+
+// The shifts. LOWALLOC_BENCH_PHASES=1 in the environment also registers each shift on its own, as
+// push_back_phase/<impl>/<N>/<shift>.
+constexpr int kShiftStep = 8;
+constexpr int kShiftCount = 8;
+
+template <int Shift>
+inline void shift_code() {
+  if constexpr (Shift > 0) asm volatile(".skip %c0, 0x90" : : "n"(Shift));  // one-byte NOPs
+}
+
+// 100 vectors of chi-squared(8) lengths, filled by push_back, with the code shifted by Shift.
+template <class Impl, std::size_t N, int Shift>
+__attribute__((noinline, aligned(64))) void fill_vectors(const std::vector<int>& lengths) {
   using vector = typename Impl::template vector<int, N>;
-  const std::vector<int>& lengths = chi2_lengths();
-  for (auto _ : state) {
-    for (const int n : lengths) {
-      vector v;
-      if constexpr (Impl::reserve) v.reserve(N);
-      for (int i = 0; i < n; ++i) v.push_back(i);
-      int* data = v.data();
-      std::size_t size = v.size();
-      benchmark::DoNotOptimize(data);
-      benchmark::DoNotOptimize(size);
-    }
+  shift_code<Shift>();
+  for (const int n : lengths) {
+    vector v;
+    if constexpr (Impl::reserve) v.reserve(N);
+    for (int i = 0; i < n; ++i) v.push_back(i);
+    int* data = v.data();
+    std::size_t size = v.size();
+    benchmark::DoNotOptimize(data);
+    benchmark::DoNotOptimize(size);
   }
-  state.SetItemsProcessed(state.iterations() * chi2_total());
 }
 
 // The floor: the same writes into a raw array on the stack, no container at all.
+template <int Shift>
+__attribute__((noinline, aligned(64))) void fill_arrays(const std::vector<int>& lengths) {
+  shift_code<Shift>();
+  for (const int n : lengths) {
+    std::array<int, kMaxLength> a;
+    for (int i = 0; i < n; ++i) a[static_cast<std::size_t>(i)] = i;
+    int* data = a.data();
+    std::size_t size = static_cast<std::size_t>(n);
+    benchmark::DoNotOptimize(data);
+    benchmark::DoNotOptimize(size);
+  }
+}
+
+template <class Impl, std::size_t N, int... I>
+void fill_vectors_everywhere(const std::vector<int>& lengths, std::integer_sequence<int, I...>) {
+  (fill_vectors<Impl, N, I * kShiftStep>(lengths), ...);
+}
+template <int... I>
+void fill_arrays_everywhere(const std::vector<int>& lengths, std::integer_sequence<int, I...>) {
+  (fill_arrays<I * kShiftStep>(lengths), ...);
+}
+
+// One iteration: the 100 vectors at each of the eight places (800 vectors).
+template <class Impl, std::size_t N>
+void push_back(benchmark::State& state) {
+  const std::vector<int>& lengths = chi2_lengths();
+  for (auto _ : state) {
+    fill_vectors_everywhere<Impl, N>(lengths, std::make_integer_sequence<int, kShiftCount>{});
+  }
+  state.SetItemsProcessed(state.iterations() * kShiftCount * chi2_total());
+}
+
 void push_back_array_floor(benchmark::State& state) {
   const std::vector<int>& lengths = chi2_lengths();
   for (auto _ : state) {
-    for (const int n : lengths) {
-      std::array<int, kMaxLength> a;
-      for (int i = 0; i < n; ++i) a[static_cast<std::size_t>(i)] = i;
-      int* data = a.data();
-      std::size_t size = static_cast<std::size_t>(n);
-      benchmark::DoNotOptimize(data);
-      benchmark::DoNotOptimize(size);
-    }
+    fill_arrays_everywhere(lengths, std::make_integer_sequence<int, kShiftCount>{});
   }
+  state.SetItemsProcessed(state.iterations() * kShiftCount * chi2_total());
+}
+
+// One phase alone (100 vectors per iteration), to see the lottery.
+template <class Impl, std::size_t N, int Shift>
+void push_back_phase(benchmark::State& state) {
+  const std::vector<int>& lengths = chi2_lengths();
+  for (auto _ : state) fill_vectors<Impl, N, Shift>(lengths);
   state.SetItemsProcessed(state.iterations() * chi2_total());
 }
 
@@ -226,10 +292,28 @@ void iterate(benchmark::State& state) {
 
 // --- registration --------------------------------------------------------------------------------
 
+template <class Impl, std::size_t N, int... I>
+void register_push_back_phases(std::integer_sequence<int, I...>) {
+  const std::string prefix = std::string("push_back_phase" LOWALLOC_BENCH_WORKLOAD_SUFFIX "/") +
+                             Impl::name + "/" + std::to_string(N) + "/";
+  (benchmark::RegisterBenchmark((prefix + std::to_string(I * kShiftStep)).c_str(),
+                                push_back_phase<Impl, N, I * kShiftStep>),
+   ...);
+}
+
+bool phases_wanted() {
+  const char* env = std::getenv("LOWALLOC_BENCH_PHASES");
+  return env != nullptr && std::string(env) == "1";
+}
+
 template <class Impl, std::size_t N>
 void register_push_back() {
-  const std::string name = std::string("push_back/") + Impl::name + "/" + std::to_string(N);
+  const std::string name = std::string("push_back" LOWALLOC_BENCH_WORKLOAD_SUFFIX "/") +
+                           Impl::name + "/" + std::to_string(N);
   benchmark::RegisterBenchmark(name.c_str(), push_back<Impl, N>);
+  if (phases_wanted()) {
+    register_push_back_phases<Impl, N>(std::make_integer_sequence<int, kShiftCount>{});
+  }
   using vector = typename Impl::template vector<int, N>;
   if constexpr (!Impl::reserve) {
     benchmark::AddCustomContext(
@@ -275,10 +359,13 @@ void register_all() {
   for_each_container([](auto tag) { register_push_back_all<decltype(tag)>(); });
   register_push_back_all<std_vector_reserve_impl>();
   for (const int n : {8, 12, 16, 32}) {
-    const std::string name = "push_back/array_floor/" + std::to_string(n);
+    const std::string name =
+        "push_back" LOWALLOC_BENCH_WORKLOAD_SUFFIX "/array_floor/" + std::to_string(n);
     benchmark::RegisterBenchmark(name.c_str(), push_back_array_floor);
   }
+#ifndef LOWALLOC_BENCH_PUSH_BACK_ONLY
   for_each_container([](auto tag) { register_containers<decltype(tag)>(); });
+#endif
 }
 
 void add_workload_context() {
@@ -296,6 +383,9 @@ void add_workload_context() {
           std::to_string(*std::max_element(lengths.begin(), lengths.end())) +
           ", >8: " + std::to_string(over[0]) + ", >16: " + std::to_string(over[1]) +
           ", >32: " + std::to_string(over[2]));
+#ifdef LOWALLOC_BENCH_FLAGS
+  benchmark::AddCustomContext("compiler flags", LOWALLOC_BENCH_FLAGS);
+#endif
 }
 
 }  // namespace
