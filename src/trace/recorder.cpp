@@ -2,7 +2,7 @@
 // family, records every allocation with its call stack and writes the trace file described in
 // docs/trace-format.md.
 //
-// The recorder is small on purpose (STYLE.md 4): it records raw addresses and sizes, never
+// The recorder is small on purpose: it records raw addresses and sizes, never
 // symbolizes, never allocates through the STL and has no global lock on the allocation path.
 // Each thread encodes its events into its own mmap'd buffer; a full buffer is compressed and
 // appended to the file under a lock taken once per 64 KiB of events.
