@@ -146,14 +146,21 @@ std::int64_t chi2_total() {
 constexpr int kShiftStep = 8;
 constexpr int kShiftCount = 8;
 
+#if defined(__GNUC__)
+#define LOWALLOC_BENCH_LAYOUT_FN __attribute__((noinline, aligned(64)))
 template <int Shift>
 inline void shift_code() {
   if constexpr (Shift > 0) asm volatile(".skip %c0, 0x90" : : "n"(Shift));  // one-byte NOPs
 }
+#else  // other compilers: the eight copies, without the shifts
+#define LOWALLOC_BENCH_LAYOUT_FN
+template <int Shift>
+inline void shift_code() {}
+#endif
 
 // 100 vectors of chi-squared(8) lengths, filled by push_back, with the code shifted by Shift.
 template <class Impl, std::size_t N, int Shift>
-__attribute__((noinline, aligned(64))) void fill_vectors(const std::vector<int>& lengths) {
+LOWALLOC_BENCH_LAYOUT_FN void fill_vectors(const std::vector<int>& lengths) {
   using vector = typename Impl::template vector<int, N>;
   shift_code<Shift>();
   for (const int n : lengths) {
@@ -169,7 +176,7 @@ __attribute__((noinline, aligned(64))) void fill_vectors(const std::vector<int>&
 
 // The floor: the same writes into a raw array on the stack, no container at all.
 template <int Shift>
-__attribute__((noinline, aligned(64))) void fill_arrays(const std::vector<int>& lengths) {
+LOWALLOC_BENCH_LAYOUT_FN void fill_arrays(const std::vector<int>& lengths) {
   shift_code<Shift>();
   for (const int n : lengths) {
     std::array<int, kMaxLength> a;
