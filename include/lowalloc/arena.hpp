@@ -40,6 +40,7 @@
 
 #include <lowalloc/detail/arena_poison.hpp>
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/forwarding_resource.hpp>
 #include <lowalloc/detail/throw.hpp>
 
 #include <cstddef>
@@ -114,7 +115,7 @@ struct arena_storage<0> {
 /// reference to accept arenas of any inline size. It is a std::pmr::memory_resource.
 ///
 /// Single-threaded. Non-copyable, non-movable.
-class arena_base : public std::pmr::memory_resource {
+class arena_base : public detail::forwarding_resource<arena_base> {
  public:
   arena_base(const arena_base&) = delete;
   arena_base& operator=(const arena_base&) = delete;
@@ -262,16 +263,6 @@ class arena_base : public std::pmr::memory_resource {
   }
 
  private:
-  void* do_allocate(std::size_t bytes, std::size_t align) override {
-    return allocate(bytes, align);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    deallocate(p, bytes, align);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
-    return this == &other;
-  }
-
   static bool in_range(const unsigned char* p, const unsigned char* b,
                        const unsigned char* e) noexcept {
     const auto x = reinterpret_cast<std::uintptr_t>(p);

@@ -33,6 +33,7 @@
 #ifndef LOWALLOC_INPLACE_VECTOR_HPP
 #define LOWALLOC_INPLACE_VECTOR_HPP
 
+#include <lowalloc/detail/compare.hpp>
 #include <lowalloc/detail/config.hpp>
 #include <lowalloc/detail/inplace_vector_storage.hpp>
 
@@ -594,10 +595,10 @@ bool operator==(const inplace_vector<T, N>& a, const inplace_vector<T, N>& b) {
 #if LOWALLOC_HAS_THREE_WAY_COMPARISON
 /// Lexicographical three-way comparison: T's <=>, or an ordering synthesised from T's <.
 template <class T, std::size_t N>
-typename detail::inplace::synth_three_way_result<T>::type operator<=>(
-    const inplace_vector<T, N>& a, const inplace_vector<T, N>& b) {
+detail::synth_three_way_result_t<T> operator<=>(const inplace_vector<T, N>& a,
+                                                const inplace_vector<T, N>& b) {
   return std::lexicographical_compare_three_way(a.begin(), a.end(), b.begin(), b.end(),
-                                                detail::inplace::synth_three_way{});
+                                                detail::synth_three_way{});
 }
 #else
 /// True when `a` and `b` differ in size or in an element.

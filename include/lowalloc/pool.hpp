@@ -36,6 +36,7 @@
 #define LOWALLOC_POOL_HPP
 
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/forwarding_resource.hpp>
 #include <lowalloc/detail/pool_core.hpp>
 #include <lowalloc/detail/pool_sync.hpp>
 #include <lowalloc/detail/throw.hpp>
@@ -98,7 +99,7 @@ inline pool_stats pool_stats_of(const pool_core& core) noexcept {
 
 /// A pool of fixed-size slots in bitmap-tracked slabs. Single-threaded (see synchronized_pool).
 /// Non-copyable, non-movable. Is-a std::pmr::memory_resource; equal only to itself.
-class pool : public std::pmr::memory_resource {
+class pool : public detail::forwarding_resource<pool> {
  public:
   /// A pool of slots of `slot_size` bytes (rounded up to a multiple of `slot_align`, a power of
   /// two) aligned to `slot_align`. Takes no memory until the first allocation. Throws
@@ -207,17 +208,6 @@ class pool : public std::pmr::memory_resource {
     core_.release();
   }
 
- protected:
-  void* do_allocate(std::size_t bytes, std::size_t align) override {
-    return allocate(bytes, align);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    deallocate(p, bytes, align);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
-    return this == &other;
-  }
-
  private:
   // p goes on top of the recycle list, which holds n slots.
   void push_recycled(void* p, std::size_t n) noexcept {
@@ -266,7 +256,7 @@ class pool : public std::pmr::memory_resource {
 /// double frees across all caches.
 ///
 /// Not thread-safe: destruction and release() (no other thread may use the pool meanwhile).
-class synchronized_pool : public std::pmr::memory_resource {
+class synchronized_pool : public detail::forwarding_resource<synchronized_pool> {
  public:
   /// Same as pool::pool. Allocates the central state (operator new).
   explicit synchronized_pool(std::size_t slot_size,
@@ -390,17 +380,6 @@ class synchronized_pool : public std::pmr::memory_resource {
     s->core.release();
     s->id = detail::pool_new_id();
     id_ = s->id;
-  }
-
- protected:
-  void* do_allocate(std::size_t bytes, std::size_t align) override {
-    return allocate(bytes, align);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    deallocate(p, bytes, align);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
-    return this == &other;
   }
 
  private:

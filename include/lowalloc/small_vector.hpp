@@ -25,9 +25,9 @@
 //  - Iterators, pointers and references are also invalidated by a move or swap of an inline
 //    vector, and by shrink_to_fit returning the elements to the inline storage.
 //  - size() is limited to 2^39 - 1 elements and N to 2^24 - 1 (see max_size()).
-//  - Types marked `lowalloc::is_trivially_relocatable` (all trivially copyable types) are grown
-//    and moved with memcpy; with std::allocator, trivially copyable ones grow with realloc (their
-//    heap blocks then come from malloc, not operator new).
+//  - Types marked `lowalloc::is_trivially_relocatable` (<lowalloc/relocate.hpp>; all trivially
+//    copyable types are) are grown and moved with memcpy; with std::allocator, trivially copyable
+//    ones grow with realloc (their heap blocks then come from malloc, not operator new).
 //  - Aliasing is allowed everywhere std::vector allows it and also in insert(pos, first, last)
 //    and assign(first, last) with iterators into the vector itself.
 //  - The allocator's pointer type must be a raw pointer.
@@ -35,9 +35,12 @@
 #define LOWALLOC_SMALL_VECTOR_HPP
 
 #include <lowalloc/detail/allocator_holder.hpp>
+#include <lowalloc/detail/compare.hpp>
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/iterator.hpp>
 #include <lowalloc/detail/relocate.hpp>
 #include <lowalloc/detail/throw.hpp>
+#include <lowalloc/relocate.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -53,9 +56,6 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
-#if LOWALLOC_HAS_THREE_WAY_COMPARISON
-#include <compare>
-#endif
 
 // Grow trivially relocatable elements with realloc when the allocator is std::allocator. Off under
 // sanitizers that own malloc, so that they (and lowalloc::alloc_count) see operator new.
@@ -75,19 +75,6 @@ template <class T, std::size_t N, class Allocator = std::allocator<T>>
 class small_vector;
 
 namespace detail {
-
-template <class It>
-using iterator_category_t = typename std::iterator_traits<It>::iterator_category;
-
-template <class It, class = void>
-struct is_input_iterator : std::false_type {};
-template <class It>
-struct is_input_iterator<It, std::void_t<iterator_category_t<It>>>
-    : std::is_convertible<iterator_category_t<It>, std::input_iterator_tag> {};
-
-template <class It>
-inline constexpr bool is_forward_iterator_v =
-    std::is_convertible_v<iterator_category_t<It>, std::forward_iterator_tag>;
 
 // Reads `v` from memory, never from a copy the compiler kept in a register: a relaxed atomic load
 // of a plain object (GCC and Clang; a plain read elsewhere). See emplace_without_growth.
@@ -109,15 +96,7 @@ struct small_vector_tail<0> {};
 
 }  // namespace detail
 
-// GCC 12's middle-end warnings (-Wstringop-overflow, -Warray-bounds) fire in the user's -O2/-O3
-// build on paths of these classes that it cannot prove impossible: a negative memmove size when
-// inserting at end() (returned early), more than N inline elements (never). They are false
-// positives that -Werror would turn into errors; the region below turns them off for its code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
+LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_BEGIN
 
 /// The part of every small_vector<T, N, Allocator> that does not depend on N: the whole vector
 /// interface. Take it by reference to accept small vectors of any inline capacity:
@@ -1376,9 +1355,7 @@ class small_vector : public small_vector_base<T, Allocator>,
   friend void swap(small_vector& a, small_vector& b) { a.swap(b); }
 };
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_END
 
 // ---- comparisons (any N against any N) ---------------------------------------------------------
 
@@ -1389,24 +1366,10 @@ bool operator==(const small_vector_base<T, A>& a, const small_vector_base<T, A>&
 }
 
 #if LOWALLOC_HAS_THREE_WAY_COMPARISON
-namespace detail {
-struct synth_three_way {
-  template <class T, class U>
-  constexpr auto operator()(const T& t, const U& u) const {
-    if constexpr (std::three_way_comparable_with<T, U>) {
-      return t <=> u;
-    } else {
-      if (t < u) return std::weak_ordering::less;
-      if (u < t) return std::weak_ordering::greater;
-      return std::weak_ordering::equivalent;
-    }
-  }
-};
-}  // namespace detail
-
 /// Lexicographical three-way comparison (synth-three-way on the elements, as std::vector).
 template <class T, class A>
-auto operator<=>(const small_vector_base<T, A>& a, const small_vector_base<T, A>& b) {
+detail::synth_three_way_result_t<T> operator<=>(const small_vector_base<T, A>& a,
+                                                const small_vector_base<T, A>& b) {
   return std::lexicographical_compare_three_way(a.begin(), a.end(), b.begin(), b.end(),
                                                 detail::synth_three_way{});
 }

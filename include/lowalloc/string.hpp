@@ -41,34 +41,16 @@
 //    change. Strictly, adding declarations to std is not permitted; every implementation accepts
 //    it. Define LOWALLOC_NO_STD_OVERLOADS to keep std untouched.
 //
-// The storage concept. A Storage for CharT is a class with
-//
-//   using value_type = CharT;
-//   using size_type = std::size_t;
-//   Storage() noexcept;                       // empty; data()[0] == CharT()
-//   Storage(const Storage&); Storage(Storage&&) noexcept;      // the moved-from one is empty
-//   Storage& operator=(const Storage&); Storage& operator=(Storage&&);
-//   void swap(Storage&) noexcept;
-//   CharT* data() noexcept; const CharT* data() const noexcept;   // size() + 1 characters
-//   size_type size() const noexcept;
-//   size_type capacity() const noexcept;      // data()[0 .. capacity()] is writable
-//   size_type max_size() const noexcept;
-//   void set_size(size_type n) noexcept;      // n <= capacity(); stores data()[n] = CharT()
-//   void reserve(size_type n);                // capacity() >= n after, text kept; strong
-//                                             // guarantee; std::length_error if n > max_size()
-//   void shrink_to_fit();                     // a non-binding request
-//
-// and, if it allocates, `using allocator_type`, `allocator_type get_allocator() const`,
-// `explicit Storage(const allocator_type&)`, `Storage(const Storage&, const allocator_type&)` and
-// `Storage(Storage&&, const allocator_type&)`. Storage owns no policy: basic_string checks
-// positions and lengths, grows geometrically, handles aliasing and keeps the strong guarantee.
-// Write an arena-backed or a shared storage and the whole interface comes with it.
+// The storage concept, for writing a storage of your own, is spelled out in
+// <lowalloc/string_storage.hpp>, next to the two storages above.
 #ifndef LOWALLOC_STRING_HPP
 #define LOWALLOC_STRING_HPP
 
 #include <lowalloc/detail/config.hpp>
-#include <lowalloc/detail/string_storage.hpp>
+#include <lowalloc/detail/iterator.hpp>
+#include <lowalloc/detail/string_bytes.hpp>
 #include <lowalloc/detail/throw.hpp>
+#include <lowalloc/string_storage.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -215,15 +197,6 @@ constexpr bool operator>=(const string_iterator<A>& a, const string_iterator<B>&
   return a.base() >= b.base();
 }
 
-template <class It>
-using iter_category_t = typename std::iterator_traits<It>::iterator_category;
-
-template <class It, class = void>
-struct is_input_iter : std::false_type {};
-template <class It>
-struct is_input_iter<It, std::void_t<iter_category_t<It>>>
-    : std::is_convertible<iter_category_t<It>, std::input_iterator_tag> {};
-
 // Iterators that are pointers to the characters (ours, and raw pointers): the fast paths.
 template <class It, class CharT>
 struct is_char_pointer_iter
@@ -283,13 +256,7 @@ struct traits_comparison<Traits, std::void_t<typename Traits::comparison_categor
 
 }  // namespace detail
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
+LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_BEGIN
 
 /// The std::basic_string interface over Storage (see the storage concept at the top of this
 /// file). Positions past size() throw std::out_of_range and lengths past max_size() throw
@@ -306,7 +273,7 @@ class basic_string {
   template <class T>
   using enable_sv = std::enable_if_t<is_sv_like<T>, int>;
   template <class It>
-  using enable_iter = std::enable_if_t<detail::is_input_iter<It>::value, int>;
+  using enable_iter = std::enable_if_t<detail::is_input_iterator<It>::value, int>;
 
  public:
   using traits_type = Traits;
@@ -945,8 +912,7 @@ class basic_string {
   void init_range(It first, It last) {
     if constexpr (detail::is_char_pointer_iter<It, CharT>::value) {
       init(detail::iter_to_ptr(first), size_type(last - first));
-    } else if constexpr (std::is_convertible_v<detail::iter_category_t<It>,
-                                               std::forward_iterator_tag>) {
+    } else if constexpr (detail::is_forward_iterator_v<It>) {
       const auto d = std::distance(first, last);
       const size_type n = size_type(d);
       if (n > max_size()) detail::throw_length_error("basic_string: length past max_size()");
@@ -1043,8 +1009,7 @@ class basic_string {
   basic_string& replace_range(size_type pos, size_type n1, It first, It last) {
     if constexpr (detail::is_char_pointer_iter<It, CharT>::value) {
       return replace_impl(pos, n1, detail::iter_to_ptr(first), size_type(last - first));
-    } else if constexpr (std::is_convertible_v<detail::iter_category_t<It>,
-                                               std::forward_iterator_tag>) {
+    } else if constexpr (detail::is_forward_iterator_v<It>) {
       // The range may be an iterator into this string that is not a pointer (a
       // reverse_iterator): it is read before anything it points at moves.
       const size_type n2 = size_type(std::distance(first, last));
@@ -1556,9 +1521,7 @@ template <std::size_t N = 32>
 using small_wstring = lowalloc::small_wstring<N, std::pmr::polymorphic_allocator<wchar_t>>;
 }  // namespace pmr
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_END
 
 }  // namespace lowalloc
 

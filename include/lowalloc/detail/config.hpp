@@ -96,6 +96,30 @@
 #define LOWALLOC_ALWAYS_INLINE __forceinline
 #endif
 
+// GCC 12's middle-end warnings fire in the user's -O2/-O3 build on paths of the containers and
+// strings that it cannot prove impossible: a negative memmove size when inserting at end()
+// (returned early), more than N inline elements or a size past the inline capacity (never), the
+// heap words of an inline string read behind a flag test it does not connect to them
+// (-Wmaybe-uninitialized), an overlap of a fresh allocation with the old buffer on a size it
+// cannot bound (-Wrestrict). They are false positives that -Werror would turn into errors; the
+// code between _BEGIN and _END is compiled without them. GCC only: Clang does not know most of
+// these warnings.
+#if defined(__GNUC__) && !defined(__clang__)
+// clang-format off
+#define LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_BEGIN               \
+  _Pragma("GCC diagnostic push")                                  \
+  _Pragma("GCC diagnostic ignored \"-Wstringop-overflow\"")       \
+  _Pragma("GCC diagnostic ignored \"-Warray-bounds\"")            \
+  _Pragma("GCC diagnostic ignored \"-Wstringop-overread\"")       \
+  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")     \
+  _Pragma("GCC diagnostic ignored \"-Wrestrict\"")
+// clang-format on
+#define LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_END _Pragma("GCC diagnostic pop")
+#else
+#define LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_BEGIN
+#define LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_END
+#endif
+
 #include <cstdio>
 
 namespace lowalloc {

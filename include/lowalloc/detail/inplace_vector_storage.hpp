@@ -20,6 +20,7 @@
 #define LOWALLOC_DETAIL_INPLACE_VECTOR_STORAGE_HPP
 
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/iterator.hpp>
 #include <lowalloc/detail/throw.hpp>
 
 #include <algorithm>
@@ -31,9 +32,6 @@
 #include <type_traits>
 #include <utility>
 
-#if LOWALLOC_HAS_THREE_WAY_COMPARISON
-#include <compare>
-#endif
 #if LOWALLOC_HAS_RANGES
 #include <ranges>
 #endif
@@ -55,21 +53,8 @@ using size_type_for = std::conditional_t<
 
 // --- iterator and range traits (C++17: no concepts, no std::ranges) ------------------------------
 
-template <class It, class = void>
-struct is_iterator : std::false_type {};
 template <class It>
-struct is_iterator<It, std::void_t<typename std::iterator_traits<It>::iterator_category>>
-    : std::true_type {};
-
-template <class It, bool = is_iterator<It>::value>
-struct is_forward_iterator : std::false_type {};
-template <class It>
-struct is_forward_iterator<It, true>
-    : std::is_convertible<typename std::iterator_traits<It>::iterator_category,
-                          std::forward_iterator_tag> {};
-
-template <class It>
-using enable_if_iterator_t = std::enable_if_t<is_iterator<It>::value, int>;
+using enable_if_iterator_t = std::enable_if_t<has_iterator_category<It>::value, int>;
 
 namespace adl {
 using std::begin;
@@ -174,49 +159,6 @@ void swap_elements(T* a, std::size_t na, T* b, std::size_t nb) {
   std::uninitialized_move(a + nb, a + na, b + nb);
   std::destroy(a + nb, a + na);
 }
-
-// --- comparison ----------------------------------------------------------------------------------
-
-#if LOWALLOC_HAS_THREE_WAY_COMPARISON
-template <class T, class = void>
-struct has_three_way : std::false_type {};
-template <class T>
-struct has_three_way<T,
-                     std::void_t<decltype(std::declval<const T&>() <=> std::declval<const T&>())>>
-    : std::true_type {};
-
-template <class T, class = void>
-struct has_less : std::false_type {};
-template <class T>
-struct has_less<T, std::void_t<decltype(std::declval<const T&>() < std::declval<const T&>())>>
-    : std::true_type {};
-
-// The standard's synth-three-way: <=> when T has it, else an ordering built from <.
-struct synth_three_way {
-  template <class T>
-  constexpr auto operator()(const T& a, const T& b) const {
-    if constexpr (has_three_way<T>::value) {
-      return a <=> b;
-    } else {
-      if (a < b) return std::weak_ordering::less;
-      if (b < a) return std::weak_ordering::greater;
-      return std::weak_ordering::equivalent;
-    }
-  }
-};
-
-// No `type` when T has neither <=> nor <, so operator<=> drops out of overload resolution.
-template <class T, class = void>
-struct synth_three_way_result {};
-template <class T>
-struct synth_three_way_result<T, std::enable_if_t<has_three_way<T>::value>> {
-  using type = decltype(std::declval<const T&>() <=> std::declval<const T&>());
-};
-template <class T>
-struct synth_three_way_result<T, std::enable_if_t<!has_three_way<T>::value && has_less<T>::value>> {
-  using type = std::weak_ordering;
-};
-#endif
 
 // --- storage -------------------------------------------------------------------------------------
 //

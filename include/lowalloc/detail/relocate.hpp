@@ -1,9 +1,11 @@
-// lowalloc/detail/relocate.hpp — relocation of elements between buffers. Internal, except for the
-// public opt-in trait `lowalloc::is_trivially_relocatable`.
+// lowalloc/detail/relocate.hpp — relocation of elements between buffers. Internal: the opt-in
+// trait it rests on, `lowalloc::is_trivially_relocatable`, is public in <lowalloc/relocate.hpp>
+// (included here, so that code including this path for the trait keeps compiling).
 #ifndef LOWALLOC_DETAIL_RELOCATE_HPP
 #define LOWALLOC_DETAIL_RELOCATE_HPP
 
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/relocate.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -13,22 +15,6 @@
 #include <utility>
 
 namespace lowalloc {
-
-/// True when moving a T to a new address and ending the old object's lifetime can be done with
-/// memcpy and no constructor or destructor call. Trivially copyable types are; specialise it for
-/// your own types that are too (most types that own a heap pointer, such as a unique_ptr-like
-/// handle), and lowalloc's containers grow and move them with memcpy:
-///
-///   template <> struct lowalloc::is_trivially_relocatable<my_handle> : std::true_type {};
-///
-/// Relocation only ever replaces a move followed by a destruction, never a copy.
-template <class T>
-struct is_trivially_relocatable : std::is_trivially_copyable<T> {};
-
-/// is_trivially_relocatable<T>::value.
-template <class T>
-inline constexpr bool is_trivially_relocatable_v = is_trivially_relocatable<T>::value;
-
 namespace detail {
 
 template <class A, class T, class = void>
