@@ -1,5 +1,7 @@
-// Which frames are allocator plumbing. The lists are by qualified name without template
-// arguments (base_name), so they match every instantiation.
+// Which frames are allocator plumbing: the C and C++ allocation functions by name (base_name,
+// so every overload and instantiation), and everything of the standard library, of lowalloc and
+// of the C and C++ runtimes by namespace, header or shared object. A list of containers' growth
+// members would add nothing: every one of them is in namespace std.
 #include "analyze/fold.hpp"
 
 #include <algorithm>
@@ -62,71 +64,20 @@ constexpr std::string_view c_allocators[] = {
     "__GI___libc_realloc",
 };
 
-// Classes every member of which is allocation plumbing.
-constexpr std::string_view allocator_classes[] = {
-    "std::allocator",
-    "__gnu_cxx::new_allocator",
-    "std::__new_allocator",
-    "std::allocator_traits",
-    "__gnu_cxx::__alloc_traits",
-    "std::_Vector_base",
-    "std::__detail::_Hashtable_alloc",
-    "std::_Deque_base",
-    "std::_Fwd_list_base",
-};
-
-// Standard containers and their bases, and the members of theirs that grow or create storage.
-constexpr std::string_view container_classes[] = {
-    "std::vector",         "std::basic_string", "std::__cxx11::basic_string", "std::_Hashtable",
-    "std::_Rb_tree",       "std::_List_base",   "std::__cxx11::_List_base",   "std::list",
-    "std::__cxx11::list",  "std::deque",        "std::forward_list",          "std::_Deque_base",
-    "std::_Fwd_list_base",
-};
-
-constexpr std::string_view growth_members[] = {
-    "_M_create",
-    "_M_construct",
-    "_M_mutate",
-    "_M_realloc_insert",
-    "_M_realloc_append",
-    "_M_default_append",
-    "_M_append",
-    "_M_replace",
-    "_M_assign",
-    "reserve",
-    "_M_allocate",
-    "_M_allocate_node",
-    "_M_get_node",
-    "_M_create_node",
-    "_M_allocate_buckets",
-    "_M_rehash",
-    "_M_rehash_aux",
-    "_M_insert_unique_node",
-    "_M_insert_multi_node",
-    "_M_allocate_map",
-    "_M_create_nodes",
-    "_M_initialize_map",
-    "_M_reallocate_map",
-    "_M_reserve_map_at_back",
-    "_M_reserve_map_at_front",
-    "_M_new_elements_at_back",
-    "_M_new_elements_at_front",
-    "_M_push_back_aux",
-    "_M_push_front_aux",
-    "_M_fill_insert",
-    "_M_range_insert",
-};
-
-// lowalloc's out-of-line growth paths (small_vector_base, basic_string).
-constexpr std::string_view lowalloc_growth[] = {
-    "reallocate",   "grow_and_emplace_back", "grow_and_push_value", "relocate_around",
-    "allocate",     "allocate_and_build",    "grow_keep",           "init_heap",
-    "replace_grow",
-};
-
 std::string_view module_base(std::string_view path) noexcept {
   const std::size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// A header of lowalloc's, wherever it is installed: ".../lowalloc/NAME.hpp" or
+// ".../lowalloc/detail/NAME.hpp".
+bool in_lowalloc_header(std::string_view file) noexcept {
+  if (!ends_with(file, ".hpp")) return false;
+  const std::size_t slash = file.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  std::string_view dir = file.substr(0, slash);
+  if (ends_with(dir, "/detail")) dir.remove_suffix(7);
+  return ends_with(dir, "/lowalloc") || dir == "lowalloc";
 }
 
 }  // namespace
@@ -216,20 +167,15 @@ bool is_allocator_frame(const frame& f) {
   if (f.function.empty()) return false;
   const std::string name = base_name(f.function);
   if (one_of(name, c_allocators)) return true;
-  const std::size_t sep = name.rfind("::");
-  if (sep != std::string::npos) {
-    const std::string_view cls = std::string_view(name).substr(0, sep);
-    const std::string_view member = std::string_view(name).substr(sep + 2);
-    if (one_of(cls, allocator_classes)) return true;
-    if (one_of(cls, container_classes) && one_of(member, growth_members)) return true;
-    if (starts_with(cls, "lowalloc::detail")) return true;
-    if (starts_with(cls, "lowalloc::") && one_of(member, lowalloc_growth)) return true;
-  }
   // The standard library around the allocation (push_back, a copy constructor, construct, an
   // inlined std::string append): the user's own line is the first frame outside it, in the
   // names, the headers or the shared objects of the C and C++ runtimes.
   if (starts_with(name, "std::") || starts_with(name, "__gnu_cxx::") ||
-      starts_with(name, "__cxxabiv1::") || starts_with(name, "lowalloc::"))
+      starts_with(name, "__cxxabiv1::"))
+    return true;
+  // lowalloc's containers, by where they are defined: a user's own code in a namespace of that
+  // name, in a file of theirs, stays (without line information the name decides).
+  if (starts_with(name, "lowalloc::") && (f.file.empty() || in_lowalloc_header(f.file)))
     return true;
   if (starts_with(f.file, "/usr/include/c++/") ||
       f.file.find("/include/c++/v1/") != std::string::npos)
@@ -238,15 +184,6 @@ bool is_allocator_frame(const frame& f) {
   if (starts_with(mod, "libstdc++.so") || starts_with(mod, "libc++.so") ||
       starts_with(mod, "libc++abi.so") || starts_with(mod, "libc.so"))
     return true;
-  // glibc's and libstdc++'s internal names of the same functions ("__GI___libc_malloc",
-  // "_int_malloc" is never a caller's frame but an alias may be).
-  if (starts_with(mod, "libc.so") || starts_with(mod, "libstdc++.so")) {
-    std::string_view n = name;
-    if (starts_with(n, "__GI_")) n.remove_prefix(5);
-    while (starts_with(n, "_")) n.remove_prefix(1);
-    if (starts_with(n, "libc_")) n.remove_prefix(5);
-    if (one_of(n, c_allocators)) return true;
-  }
   return false;
 }
 

@@ -3,7 +3,7 @@
 #ifndef LOWALLOC_SRC_ANALYZE_FOLD_HPP
 #define LOWALLOC_SRC_ANALYZE_FOLD_HPP
 
-#include "analyze/analysis.hpp"
+#include "analyze/model.hpp"
 
 #include <cstddef>
 #include <string>

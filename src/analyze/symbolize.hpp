@@ -3,7 +3,7 @@
 #ifndef LOWALLOC_SRC_ANALYZE_SYMBOLIZE_HPP
 #define LOWALLOC_SRC_ANALYZE_SYMBOLIZE_HPP
 
-#include "analyze/analysis.hpp"
+#include "analyze/model.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +13,6 @@
 #include <vector>
 
 namespace lowalloc::analyze::detail {
-
-/// An ELF object as the trace's MODULE record describes it.
-struct module_desc {
-  std::string path;
-  std::uint64_t bias = 0;
-};
 
 class symbolizer {
  public:

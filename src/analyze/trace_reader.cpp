@@ -1,11 +1,16 @@
 // File header, block index and payload decoding of the lowalloc trace format.
 #include "analyze/trace_reader.hpp"
 
-#include "analyze/analysis.hpp"
+#include "analyze/model.hpp"
 #include "trace/format.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -110,6 +115,8 @@ std::uint64_t payload_reader::varint_slow() {
   throw_overflow();
 }
 
+void payload_reader::fail(const char* what) { throw payload_error(what); }
+
 void payload_reader::throw_past_end() {
   throw payload_error("record runs past the end of the block payload");
 }
@@ -143,6 +150,44 @@ void decompressor::decompress(const std::uint8_t* file, const block_ref& block, 
   if (n != block.decompressed)
     throw payload_error("payload decompresses to " + std::to_string(n) +
                         " bytes, the block header says " + std::to_string(block.decompressed));
+}
+
+file_bytes::file_bytes(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw trace_error(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        map_ = p;
+        data_ = static_cast<const std::uint8_t*>(p);
+        ::close(fd);
+        return;
+      }
+    }
+  }
+  // Not a regular file, or mmap failed: read it all.
+  std::uint8_t chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw trace_error(std::string("cannot read: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    copy_.insert(copy_.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  data_ = copy_.data();
+  size_ = copy_.size();
+}
+
+file_bytes::~file_bytes() {
+  if (map_ != nullptr) ::munmap(map_, size_);
 }
 
 }  // namespace lowalloc::analyze::detail

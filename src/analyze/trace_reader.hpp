@@ -1,5 +1,6 @@
-// The lowest layer of the analyzer: the file header, the block index and record decoding of
-// docs/trace-format.md. Not part of lowalloc's API.
+// The lowest layer of the analyzer: the file's bytes, its header, the block index, and the
+// primitives that trace/records.hpp decodes records with (docs/trace-format.md). Not part of
+// lowalloc's API.
 //
 // Reading never trusts a length field: block sizes are checked against the format's limits and
 // against what is left of the file before anything is allocated, strings and counts against
@@ -89,6 +90,9 @@ class payload_reader {
   /// the record runs past the payload (and nothing is sized from it).
   std::uint64_t count(std::size_t min_bytes);
 
+  /// A record that breaks a rule of the format (records.hpp's decoder calls this).
+  [[noreturn]] static void fail(const char* what);
+
   [[noreturn]] static void throw_past_end();
   [[noreturn]] static void throw_overflow();
 
@@ -114,6 +118,25 @@ class decompressor {
 
  private:
   ZSTD_DCtx_s* ctx_;
+};
+
+/// A file's bytes: mapped, or read when it cannot be mapped (a pipe). Throws trace_error when
+/// the file cannot be opened or read.
+class file_bytes {
+ public:
+  explicit file_bytes(const std::string& path);
+  ~file_bytes();
+  file_bytes(const file_bytes&) = delete;
+  file_bytes& operator=(const file_bytes&) = delete;
+
+  const std::uint8_t* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  void* map_ = nullptr;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::vector<std::uint8_t> copy_;
 };
 
 }  // namespace lowalloc::analyze::detail

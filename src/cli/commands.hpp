@@ -7,8 +7,7 @@ namespace lowalloc::cli {
 /// `lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]`; returns PROGRAM's exit status.
 int run_main(int argc, char** argv);
 
-/// `lowalloc report FILE [--format text|json|folded] [--top N] [--sort KEY]`; 0, 1 usage, 2 bad
-/// file.
+/// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY]`; 0, 1 usage, 2 bad file.
 int report_main(int argc, char** argv);
 
 }  // namespace lowalloc::cli

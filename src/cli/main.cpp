@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]\n"
-    "       lowalloc report FILE [--format text|json|folded] [--top N] [--sort KEY]\n"
+    "       lowalloc report FILE [--format NAME] [--top N] [--sort KEY]\n"
     "       lowalloc help [run|report]\n"
     "\n"
     "run     records every heap allocation of PROGRAM with its call stack\n"

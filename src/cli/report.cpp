@@ -1,11 +1,14 @@
-// `lowalloc report FILE [--format text|json|folded] [--top N] [--sort KEY] [--no-symbols]
-// [--no-fold]`: reads a trace and prints it. Exit status: 0, 1 usage error, 2 the file cannot be
-// read or is damaged (then what could be read is printed first).
+// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]`:
+// reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
+// 1 usage error, 2 the file cannot be read or is damaged (then what could be read is printed
+// first).
 #include "cli/commands.hpp"
 
 #include "analyze/analysis.hpp"
-#include "analyze/report.hpp"
+#include "report/common.hpp"
+#include "report/report.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,37 +22,52 @@ namespace lowalloc::cli {
 
 namespace {
 
-constexpr const char* usage_text =
-    "usage: lowalloc report FILE [options]\n"
-    "\n"
-    "Reads a trace written by `lowalloc run` and prints where the program allocates.\n"
-    "\n"
-    "options:\n"
-    "  --format text|json|folded  text (default): a summary and the top sites;\n"
-    "                             json: everything, for programs; folded: one line per\n"
-    "                             site for flamegraph.pl, inferno or speedscope\n"
-    "  --top N                    show the N first sites (text: 10; json, folded: all)\n"
-    "  --sort KEY                 rank sites by allocations (default), bytes, temporary,\n"
-    "                             leaked (bytes) or peak (live bytes at the peak); the\n"
-    "                             value of a folded line\n"
-    "  --no-symbols               addresses and modules only (no debug info is read)\n"
-    "  --no-fold                  keep allocator-internal frames (malloc, operator new,\n"
-    "                             std::allocator, container growth functions)\n"
-    "  -h, --help                 this help\n";
-
-int usage_error(const std::string& message) {
-  std::cerr << "lowalloc report: " << message << "\n\n" << usage_text;
-  return 1;
+// The format names joined by `sep`: "text|json|folded".
+std::string format_names(const char* sep) {
+  std::string names;
+  for (const report::format& f : report::formats()) {
+    if (!names.empty()) names += sep;
+    names += f.name;
+  }
+  return names;
 }
 
-enum class output_format { text, json, folded };
+std::string usage_text() {
+  std::string text =
+      "usage: lowalloc report FILE [options]\n"
+      "\n"
+      "Reads a trace written by `lowalloc run` and prints where the program allocates.\n"
+      "\n"
+      "options:\n"
+      "  --format NAME      one of:\n";
+  for (const report::format& f : report::formats()) {
+    std::string row = "                       " + std::string(f.name);
+    row.resize(std::max<std::size_t>(row.size() + 1, 32), ' ');
+    text += row + std::string(f.help) + "\n";
+  }
+  text +=
+      "  --top N            show the N first sites (default: text 10, the others all)\n"
+      "  --sort KEY         rank sites by allocations (default), bytes, temporary,\n"
+      "                     leaked (bytes) or peak (live bytes at the peak); the value\n"
+      "                     of a folded line\n"
+      "  --no-symbols       addresses and modules only (no debug info is read)\n"
+      "  --no-fold          keep allocator-internal frames (malloc, operator new,\n"
+      "                     std::allocator, container growth functions)\n"
+      "  -h, --help         this help\n";
+  return text;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "lowalloc report: " << message << "\n\n" << usage_text();
+  return 1;
+}
 
 }  // namespace
 
 int report_main(int argc, char** argv) {
   std::string file;
-  output_format format = output_format::text;
-  analyze::report_options ro;
+  const report::format* format = &report::formats().front();
+  report::report_options ro;
   bool top_given = false;
   analyze::options opts;
 
@@ -74,19 +92,14 @@ int report_main(int argc, char** argv) {
       return false;
     };
     if (arg == "-h" || arg == "--help") {
-      std::cout << usage_text;
+      std::cout << usage_text();
       return 0;
     }
     if (take_value("--format")) {
-      if (value == "text") {
-        format = output_format::text;
-      } else if (value == "json") {
-        format = output_format::json;
-      } else if (value == "folded") {
-        format = output_format::folded;
-      } else {
-        return usage_error("unknown format '" + std::string(value) + "' (text, json, folded)");
-      }
+      format = report::find_format(value);
+      if (format == nullptr)
+        return usage_error("unknown format '" + std::string(value) + "' (" + format_names(", ") +
+                           ")");
     } else if (take_value("--top")) {
       const std::string v(value);
       char* end = nullptr;
@@ -98,7 +111,7 @@ int report_main(int argc, char** argv) {
                                                            : static_cast<std::size_t>(n);
       top_given = true;
     } else if (take_value("--sort")) {
-      if (!analyze::parse_sort_key(value, ro.sort))
+      if (!report::parse_sort_key(value, ro.sort))
         return usage_error("unknown sort key '" + std::string(value) +
                            "' (allocations, bytes, temporary, leaked, peak)");
     } else if (arg == "--no-symbols") {
@@ -116,7 +129,7 @@ int report_main(int argc, char** argv) {
     }
   }
   if (file.empty()) return usage_error("no trace file given");
-  if (!top_given && format == output_format::text) ro.top = 10;
+  if (!top_given) ro.top = format->default_top;
   ro.trace_name = file;
 
   analyze::analysis a;
@@ -130,17 +143,7 @@ int report_main(int argc, char** argv) {
     return 2;
   }
 
-  switch (format) {
-    case output_format::text:
-      analyze::write_text(std::cout, a, ro);
-      break;
-    case output_format::json:
-      analyze::write_json(std::cout, a, ro);
-      break;
-    case output_format::folded:
-      analyze::write_folded(std::cout, a, ro);
-      break;
-  }
+  format->write(std::cout, a, ro);
   std::cout.flush();
   if (!a.truncation.empty()) {
     std::cerr << "lowalloc report: " << file

@@ -1,7 +1,7 @@
 // `lowalloc run`: starts PROGRAM with liblowalloc_trace.so preloaded, waits for it, tells the user
 // where the trace is, and exits with PROGRAM's exit status.
 #include "cli/commands.hpp"
-#include "trace/format.hpp"
+#include "trace/launch_env.hpp"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -23,8 +23,6 @@ extern char** environ;
 
 namespace lowalloc::cli {
 namespace {
-
-namespace fmt = lowalloc::trace_format;
 
 // Exit statuses of our own failures, as env(1) and timeout(1) use them.
 constexpr int exit_failure = 125;     // bad options, no recorder library
@@ -278,12 +276,12 @@ int run_main(int argc, char** argv) {
     if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != 0)
       preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
-    setenv(fmt::env_file, absolute(file).c_str(), 1);
-    setenv(fmt::env_first, std::to_string(getpid()).c_str(), 1);
-    setenv(fmt::env_manifest, manifest, 1);
-    setenv(fmt::env_fork, opt.follow_fork ? "1" : "0", 1);
-    setenv(fmt::env_exec, opt.follow_exec ? "1" : "0", 1);
-    setenv(fmt::env_depth, std::to_string(opt.depth).c_str(), 1);
+    setenv(launch_env::file, absolute(file).c_str(), 1);
+    setenv(launch_env::first_pid, std::to_string(getpid()).c_str(), 1);
+    setenv(launch_env::manifest, manifest, 1);
+    setenv(launch_env::follow_fork, opt.follow_fork ? "1" : "0", 1);
+    setenv(launch_env::follow_exec, opt.follow_exec ? "1" : "0", 1);
+    setenv(launch_env::depth, std::to_string(opt.depth).c_str(), 1);
     sigaction(SIGCHLD, &old_chld, nullptr);
     execv(program.c_str(), opt.program.data());
     int err = errno;

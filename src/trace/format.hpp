@@ -47,14 +47,6 @@ enum alloc_kind : std::uint8_t {
 inline constexpr std::uint64_t process_flag_fork_child = 1;
 inline constexpr std::uint64_t process_flag_exec = 2;
 
-// Environment between `lowalloc run` and the recorder.
-inline constexpr const char* env_file = "LOWALLOC_TRACE_FILE";          // output path
-inline constexpr const char* env_first = "LOWALLOC_TRACE_FIRST_PID";    // pid that owns env_file
-inline constexpr const char* env_manifest = "LOWALLOC_TRACE_MANIFEST";  // files written, errors
-inline constexpr const char* env_fork = "LOWALLOC_TRACE_FORK";          // "0": children untraced
-inline constexpr const char* env_exec = "LOWALLOC_TRACE_EXEC";          // "1": follow exec
-inline constexpr const char* env_depth = "LOWALLOC_TRACE_DEPTH";        // max frames per stack
-
 }  // namespace lowalloc::trace_format
 
 #endif

@@ -1,6 +1,7 @@
 // The analyzer's numbers on synthetic traces with known contents (tests/support/trace_writer.hpp):
 // counts, temporary, leaks, peak, histogram, the cross-stream merge, modules and stacks.
 #include "analyze/analysis.hpp"
+#include "analyze/events.hpp"
 #include "analyze/flat_map.hpp"
 #include "support/trace_writer.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <unordered_map>
 
 namespace {
@@ -407,6 +409,20 @@ TEST(Analyze, RunTimeFromTimePairs) {
   EXPECT_GT(a.run_time_seconds, 1000 / 1e9);
 }
 
+TEST(Analyze, TemporaryAcrossABlockBoundaryAfterALocalFree) {
+  // B is the thread's latest allocation, listed at the end of its block because it is freed in
+  // the next one; A, allocated before it, is freed in between (a FREE_LOCAL). Freeing another
+  // block does not change which allocation is the latest: B is temporary.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.alloc(1, 8, 0xA0, 1).alloc(2, 16, 0xB0, 1).free(3, 0xA0);
+  w.end_block();
+  w.block(1, 4).free(4, 0xB0).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.temporary, 1u);
+}
+
 TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
   trace_writer w;
   w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();
@@ -485,6 +501,81 @@ TEST(FlatMap, InsertFindEraseAgainstUnorderedMap) {
     EXPECT_EQ(ref.at(k), v);
   });
   EXPECT_EQ(n, ref.size());
+}
+
+// A second analysis beside the accounting, through the event seam.
+struct event_log final : lowalloc::analyze::event_sink {
+  int begins = 0;
+  std::vector<lowalloc::analyze::alloc_event> allocs;
+  std::vector<lowalloc::analyze::free_event> frees;
+  std::vector<std::uint32_t> new_stacks;
+  std::uint64_t tid = 0;
+  bool ended = false;
+  void on_begin() override {
+    ++begins;
+    allocs.clear();
+    frees.clear();
+    new_stacks.clear();
+  }
+  void on_thread(std::uint32_t, std::uint64_t t) override { tid = t; }
+  void on_end(std::uint32_t, bool, std::string_view) override { ended = true; }
+  void on_stack(std::uint32_t s) override { new_stacks.push_back(s); }
+  void on_alloc(const lowalloc::analyze::alloc_event& e) override { allocs.push_back(e); }
+  void on_free(const lowalloc::analyze::free_event& e) override { frees.push_back(e); }
+};
+
+TEST(Events, AnotherAnalysisSeesEveryEventWithItsAllocation) {
+  trace_writer w;
+  w.block(1, 0).thread(11).stack(1, {0x1000}).stack(2, {0x2000});
+  w.alloc(1, 10, 0xA0, 1).free(2, 0xA0);                        // local, temporary
+  w.alloc(3, 20, 0xB0, 2).alloc(4, 30, 0xC0, 1).free(5, 0xB0);  // local, not temporary
+  w.end_block();                                                // 0xC0 listed
+  w.block(2, 6).stack(1, {0x3000});
+  w.free(7, 0xC0).free(8, 0xDEAD).alloc(9, 40, 0xD0, 1).end(10);
+  w.end_block();
+  event_log log;
+  const analysis a =
+      lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {false, true}, {&log});
+  EXPECT_EQ(log.begins, 1);
+  EXPECT_EQ(log.tid, 11u);
+  EXPECT_TRUE(log.ended);
+  ASSERT_EQ(log.allocs.size(), a.totals.allocations);
+  ASSERT_EQ(log.allocs.size(), 4u);
+  EXPECT_EQ(log.allocs[0].address, 0u);  // freed in its block: the trace never says where
+  EXPECT_EQ(log.allocs[2].address, 0xC0u);
+  EXPECT_EQ(log.allocs[3].thread, 1u);
+  ASSERT_EQ(log.frees.size(), 4u);
+  EXPECT_TRUE(log.frees[0].temporary);
+  EXPECT_EQ(log.frees[0].size, 10u);
+  EXPECT_FALSE(log.frees[1].temporary);
+  EXPECT_EQ(log.frees[1].size, 20u);
+  EXPECT_EQ(log.frees[1].stack, log.allocs[1].stack);
+  EXPECT_EQ(log.frees[2].address, 0xC0u);  // freed by the other thread
+  EXPECT_EQ(log.frees[2].alloc_thread, 0u);
+  EXPECT_EQ(log.frees[2].thread, 1u);
+  EXPECT_EQ(log.frees[2].size, 30u);
+  EXPECT_FALSE(log.frees[3].matched);
+  EXPECT_EQ(a.unmatched_frees, 1u);
+  // Stacks are numbered as the analysis numbers them, and each is announced before its use.
+  EXPECT_EQ(log.new_stacks, (std::vector<std::uint32_t>{0, 1, 2}));
+  ASSERT_EQ(a.stacks.size(), 3u);
+  std::uint64_t per_stack[3] = {};
+  for (const auto& e : log.allocs) ++per_stack[e.stack];
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(per_stack[i], a.stacks[i].totals.allocations);
+  EXPECT_EQ(a.frames[a.stacks[log.allocs[3].stack].frames.at(0)].address, 0x3000u);
+}
+
+TEST(Events, OnDamageTheSinksStartAgain) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0xA0, 1).end_block();
+  w.block(1, 2).alloc(2, 8, 0xB0, 1).raw("\x7f").end_block();
+  event_log log;
+  const analysis a =
+      lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {false, true}, {&log});
+  EXPECT_FALSE(a.truncation.empty());
+  EXPECT_EQ(log.begins, 2);  // the first run met the damage; the second reads up to it
+  EXPECT_EQ(log.allocs.size(), 1u);
+  EXPECT_EQ(a.totals.allocations, 1u);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The report formats (text, JSON, folded) and `lowalloc report`'s command line: options, exit
 // status, messages. The JSON output is parsed by a small strict parser below.
-#include "analyze/report.hpp"
+#include "report/report.hpp"
 #include "analyze/analysis.hpp"
 #include "cli/commands.hpp"
+#include "report/common.hpp"
 #include "support/trace_writer.hpp"
 
 #include <gtest/gtest.h>
@@ -21,9 +22,9 @@ namespace {
 
 using lowalloc::analyze::analysis;
 using lowalloc::analyze::frame;
-using lowalloc::analyze::report_options;
 using lowalloc::analyze::site;
-using lowalloc::analyze::sort_key;
+using lowalloc::report::report_options;
+using lowalloc::report::sort_key;
 using lowalloc_test::trace_writer;
 
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
@@ -274,12 +275,12 @@ analysis sample() {
 
 std::string text_of(const analysis& a, report_options ro = {}) {
   std::ostringstream out;
-  lowalloc::analyze::write_text(out, a, ro);
+  lowalloc::report::write_text(out, a, ro);
   return out.str();
 }
 
 TEST(Report, ThousandsSeparators) {
-  using lowalloc::analyze::thousands;
+  using lowalloc::report::thousands;
   EXPECT_EQ(thousands(0), "0");
   EXPECT_EQ(thousands(999), "999");
   EXPECT_EQ(thousands(1000), "1,000");
@@ -288,7 +289,7 @@ TEST(Report, ThousandsSeparators) {
 }
 
 TEST(Report, JsonStringEscaping) {
-  using lowalloc::analyze::json_string;
+  using lowalloc::report::json_string;
   EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(json_string(std::string("\n\t\x01\x1f\x7f", 5)), "\"\\n\\t\\u0001\\u001f\\u007f\"");
   EXPECT_EQ(json_string("\xc3\xa9"), "\"\xc3\xa9\"");  // é stays
@@ -367,10 +368,10 @@ TEST(Report, StdStringIsShortenedInTextAndFolded) {
   a.totals.allocations = 1;
   EXPECT_TRUE(contains(text_of(a), "std::string::_M_create(unsigned long&, unsigned long)"));
   std::ostringstream folded;
-  lowalloc::analyze::write_folded(folded, a, report_options{});
+  lowalloc::report::write_folded(folded, a, report_options{});
   EXPECT_EQ(folded.str(), "std::string::_M_create(unsigned long&, unsigned long) 1\n");
   std::ostringstream js;
-  lowalloc::analyze::write_json(js, a, report_options{});
+  lowalloc::report::write_json(js, a, report_options{});
   EXPECT_TRUE(contains(js.str(), "std::__cxx11::basic_string<char"));
 }
 
@@ -394,7 +395,7 @@ TEST(Report, JsonSchema) {
   a.truncation = "unknown record tag 0x7f (at byte 1234)";
   std::ostringstream out;
   report_options ro;
-  lowalloc::analyze::write_json(out, a, ro);
+  lowalloc::report::write_json(out, a, ro);
   const json j = parse_json(out.str());
   EXPECT_EQ(j["format_version"].n, 1);
   EXPECT_EQ(j["process"]["pid"].n, 1234);
@@ -456,13 +457,13 @@ TEST(Report, JsonSchema) {
   ro.top = 1;
   ro.sort = sort_key::leaked;
   std::ostringstream top;
-  lowalloc::analyze::write_json(top, a, ro);
+  lowalloc::report::write_json(top, a, ro);
   const json t = parse_json(top.str());
   ASSERT_EQ(t["sites"].items.size(), 1u);
   EXPECT_EQ(t["sites"][0]["leaked"]["bytes"].n, 6000000);
 
   std::ostringstream none;
-  lowalloc::analyze::write_json(none, analysis{}, report_options{});
+  lowalloc::report::write_json(none, analysis{}, report_options{});
   const json e = parse_json(none.str());
   EXPECT_EQ(e["truncation"].kind, json::null);
   EXPECT_EQ(e["sites"].items.size(), 0u);
@@ -472,14 +473,14 @@ TEST(Report, Folded) {
   const analysis a = sample();
   std::ostringstream out;
   report_options ro;
-  lowalloc::analyze::write_folded(out, a, ro);
+  lowalloc::report::write_folded(out, a, ro);
   EXPECT_EQ(out.str(),
             "main;parse_line(std::string_view);tokenize(std::string_view)_[i] 1000000\n"
             "main;weird,name\x01\xff 512345\n"
             "[no stack] 1\n");
   std::ostringstream bytes;
   ro.sort = sort_key::temporary;
-  lowalloc::analyze::write_folded(bytes, a, ro);
+  lowalloc::report::write_folded(bytes, a, ro);
   EXPECT_EQ(bytes.str(),
             "main;parse_line(std::string_view);tokenize(std::string_view)_[i] 990000\n"
             "main;weird,name\x01\xff 10\n"
@@ -503,7 +504,7 @@ TEST(Report, AnalyzedTraceRoundTrip) {
   o.symbolize = false;
   const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
   std::ostringstream out;
-  lowalloc::analyze::write_json(out, a, report_options{});
+  lowalloc::report::write_json(out, a, report_options{});
   const json j = parse_json(out.str());
   EXPECT_EQ(j["allocations"].n, 101);
   EXPECT_EQ(j["temporary"].n, 100);

@@ -74,6 +74,16 @@ __attribute__((noinline)) std::uintptr_t outer_of_two() {
   return ra;
 }
 
+// A frame whose demangled name carries template arguments.
+template <class T>
+struct holder {
+  __attribute__((noinline)) static std::uintptr_t grow() {
+    const std::uintptr_t ra = capture();
+    sink = sink + 6;
+    return ra;
+  }
+};
+
 }  // namespace symtest
 
 namespace {
@@ -114,12 +124,18 @@ std::vector<loaded_module> this_process_modules() {
   return mods;
 }
 
-analysis symbolize_stack(const std::vector<std::uint64_t>& ips, bool fold = true) {
+// A trace writer with an open block that holds MODULE records for this process.
+trace_writer with_this_process_modules() {
   trace_writer w;
   w.block(1, 0);
   std::uint64_t id = 1;
   for (const loaded_module& m : this_process_modules())
     w.module(1, id++, m.bias, m.path, m.segments);
+  return w;
+}
+
+analysis symbolize_stack(const std::vector<std::uint64_t>& ips, bool fold = true) {
+  trace_writer w = with_this_process_modules();
   w.stack(1, ips).alloc(2, 8, 0x100, 1).end_block();
   lowalloc::analyze::options o;
   o.fold_allocator = fold;
@@ -279,6 +295,20 @@ TEST(Fold, AllocatorFramesAtTheInnermostEnd) {
   EXPECT_TRUE(
       is_allocator_frame(named("std::vector<int, std::allocator<int> >::push_back(int "
                                "const&)")));
+  // lowalloc's own frames fold by where they are defined: a user's code in a namespace of that
+  // name stays.
+  frame ours = named("lowalloc::small_vector<int, 8ul, std::allocator<int> >::push_back(int&&)");
+  ours.file = "/usr/include/lowalloc/small_vector.hpp";
+  EXPECT_TRUE(is_allocator_frame(ours));
+  ours.file = "/opt/x/include/lowalloc/detail/relocate.hpp";
+  EXPECT_TRUE(is_allocator_frame(ours));
+  frame users = named("lowalloc::app::load_config(char const*)");
+  users.file = "/home/me/app/src/config.cpp";
+  EXPECT_FALSE(is_allocator_frame(users));
+  users.file = "/home/me/app/lowalloc/config.cpp";
+  EXPECT_FALSE(is_allocator_frame(users));
+  users.file = "";  // no line information: the name decides
+  EXPECT_TRUE(is_allocator_frame(users));
   frame in_header = named("frobnicate(int)");  // inlined from a standard header
   in_header.file = "/usr/include/c++/12/bits/stl_algo.h";
   EXPECT_TRUE(is_allocator_frame(in_header));
@@ -296,11 +326,7 @@ TEST(Fold, StacksEqualAfterFoldingMergeIntoOneSite) {
   const std::uintptr_t ra = symtest::known_caller();
   const std::uintptr_t in_malloc = inside_libc("malloc");
   const std::uintptr_t in_calloc = inside_libc("calloc");
-  trace_writer w;
-  w.block(1, 0);
-  std::uint64_t id = 1;
-  for (const loaded_module& m : this_process_modules())
-    w.module(1, id++, m.bias, m.path, m.segments);
+  trace_writer w = with_this_process_modules();
   w.stack(1, {in_malloc, ra}).stack(2, {in_calloc, ra});
   w.alloc(2, 8, 0x100, 1).alloc(3, 16, 0x200, 2).alloc(4, 16, 0x300, 2).end_block();
   const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size());
@@ -308,6 +334,35 @@ TEST(Fold, StacksEqualAfterFoldingMergeIntoOneSite) {
   EXPECT_EQ(a.sites[0].totals.allocations, 3u);
   EXPECT_EQ(a.sites[0].totals.bytes_allocated, 40u);
   EXPECT_EQ(a.sites[0].sizes.counts[16], 2u);
+}
+
+TEST(Fold, FoldingHidesFramesFromSitesButTheStacksKeepThem) {
+  const std::uintptr_t ra = symtest::holder<std::vector<int>>::grow();
+  const std::uintptr_t in_malloc = inside_libc("malloc");
+  const std::uintptr_t in_calloc = inside_libc("calloc");
+  trace_writer w = with_this_process_modules();
+  w.stack(1, {in_malloc, ra}).stack(2, {in_calloc, ra});
+  w.alloc(2, 8, 0x100, 1).alloc(3, 16, 0x200, 2).end_block();
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size());
+  ASSERT_EQ(a.sites.size(), 1u);
+  const auto& shown = a.sites[0].stack;
+  ASSERT_FALSE(shown.empty());
+  EXPECT_NE(
+      shown[0].function.find("symtest::holder<std::vector<int, std::allocator<int> > >::grow"),
+      std::string::npos)
+      << shown[0].function;
+  // Both stacks as recorded: the allocation function first, with the whole name.
+  ASSERT_EQ(a.sites[0].stacks.size(), 2u);
+  const char* const names[] = {"malloc", "calloc"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const lowalloc::analyze::stack& st = a.stacks.at(a.sites[0].stacks[i]);
+    EXPECT_EQ(st.allocator_frames, 1u);
+    ASSERT_EQ(st.frames.size(), shown.size() + 1);
+    EXPECT_NE(a.frames[st.frames[0]].function.find(names[i]), std::string::npos)
+        << a.frames[st.frames[0]].function;
+    EXPECT_EQ(a.frames[st.frames[1]].function, shown[0].function);
+    EXPECT_EQ(st.site, 0u);
+  }
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 // instead of failing the zstd checksum. A seed corpus of small real traces helps:
 //   lowalloc run -o corpus/a.trace -- /bin/true
 #include "analyze/analysis.hpp"
-#include "analyze/report.hpp"
+#include "report/report.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -73,11 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const lowalloc::analyze::analysis a =
         lowalloc::analyze::analyze_buffer(bytes.data(), bytes.size(), opts);
     std::ostringstream out;
-    lowalloc::analyze::report_options ro;
+    lowalloc::report::report_options ro;
     ro.top = 20;
-    lowalloc::analyze::write_text(out, a, ro);
-    lowalloc::analyze::write_json(out, a, ro);
-    lowalloc::analyze::write_folded(out, a, ro);
+    lowalloc::report::write_text(out, a, ro);
+    lowalloc::report::write_json(out, a, ro);
+    lowalloc::report::write_folded(out, a, ro);
   } catch (const lowalloc::analyze::trace_error&) {
     // A damaged or foreign file: the expected outcome for most inputs.
   }

@@ -1,0 +1,81 @@
+// Counters, temporary, leaks and peak over the merged event stream. The peak is process-wide:
+// each stack's share of it is its live bytes at the moment of the last new maximum, refreshed
+// lazily (an epoch per peak) so that a new maximum costs O(1) and not a pass over every stack.
+#include "analyze/accounting.hpp"
+
+#include <utility>
+
+namespace lowalloc::analyze {
+
+static_assert(histogram::buckets <= 320, "buckets_per_stack must cover the histogram");
+
+void accounting::on_process(const process_info& p) {
+  if (have_process) return;  // a file's first PROCESS record is its process
+  process = p;
+  have_process = true;
+}
+
+void accounting::on_end(std::uint32_t, bool exec, std::string_view path) {
+  complete = true;
+  if (exec) exec_path = std::string(path);
+}
+
+void accounting::on_stack(std::uint32_t stack) {
+  if (stack >= stacks_.size()) stacks_.resize(std::size_t{stack} + 1);
+}
+
+void accounting::on_alloc(const alloc_event& e) {
+  stack_counters& r = stacks_[e.stack];
+  ++totals.allocations;
+  totals.bytes_allocated += e.size;
+  ++allocations_by_kind[e.kind];
+  const std::size_t bucket = histogram::bucket_of(e.size);
+  ++sizes.counts[bucket];
+  ++r.c.allocations;
+  r.c.bytes_allocated += e.size;
+  bool inserted = false;
+  ++bucket_counts_.get(std::uint64_t{e.stack} * buckets_per_stack + bucket, inserted);
+  if (e.lost) {
+    ++lost_events;
+    return;
+  }
+  touch(r);
+  r.live_bytes += e.size;
+  ++r.live_count;
+  live_bytes_ += e.size;
+  ++live_count_;
+  if (live_bytes_ > totals.peak_bytes) {
+    totals.peak_bytes = live_bytes_;
+    ++epoch_;
+  }
+}
+
+void accounting::on_free(const free_event& e) {
+  if (!e.matched) {
+    ++unmatched_frees;
+    return;
+  }
+  stack_counters& r = stacks_[e.stack];
+  release(r, e.size);
+  ++r.c.frees;
+  ++totals.frees;
+  if (e.temporary) {
+    ++r.c.temporary;
+    ++totals.temporary;
+  }
+}
+
+void accounting::on_forgotten(const forgotten_event& e) { release(stacks_[e.stack], e.size); }
+
+void accounting::finish() {
+  totals.leaked_allocations = live_count_;
+  totals.leaked_bytes = live_bytes_;
+  for (stack_counters& r : stacks_) {
+    touch(r);
+    r.c.leaked_allocations = r.live_count;
+    r.c.leaked_bytes = r.live_bytes;
+    r.c.peak_bytes = r.at_peak;
+  }
+}
+
+}  // namespace lowalloc::analyze

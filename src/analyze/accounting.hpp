@@ -1,0 +1,88 @@
+// The accounting of a trace, one analysis over the event stream: the totals and per-stack
+// counters (allocations, bytes, frees, temporary, leaked, live at the peak), the size histograms
+// and the summary (process, threads, lost events, how the trace ended). docs/tracer.md ("What the
+// numbers mean") is the specification.
+#ifndef LOWALLOC_SRC_ANALYZE_ACCOUNTING_HPP
+#define LOWALLOC_SRC_ANALYZE_ACCOUNTING_HPP
+
+#include "analyze/events.hpp"
+#include "analyze/flat_map.hpp"
+#include "analyze/model.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowalloc::analyze {
+
+class accounting final : public event_sink {
+ public:
+  /// Per stack (the merge's numbering): counters; peak_bytes and the leaks are set by finish().
+  struct stack_counters {
+    counters c;
+    std::uint64_t live_bytes = 0;
+    std::uint64_t live_count = 0;
+    std::uint64_t at_peak = 0;  // live_bytes at the latest peak, valid when epoch is current
+    std::uint64_t epoch = 0;
+  };
+
+  void on_process(const process_info& p) override;
+  void on_lost(std::uint64_t count) override { lost_events += count; }
+  void on_end(std::uint32_t thread, bool exec, std::string_view exec_path) override;
+  void on_stack(std::uint32_t stack) override;
+  void on_alloc(const alloc_event& e) override;
+  void on_free(const free_event& e) override;
+  void on_forgotten(const forgotten_event& e) override;
+
+  /// Once the merge is done: leaks, and each stack's live bytes at the peak.
+  void finish();
+
+  const std::vector<stack_counters>& stacks() const noexcept { return stacks_; }
+  /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket).
+  template <class F>
+  void for_each_size(F&& f) const {
+    bucket_counts_.for_each([&](std::uint64_t key, std::uint64_t count) {
+      f(static_cast<std::uint32_t>(key / buckets_per_stack),
+        static_cast<std::size_t>(key % buckets_per_stack), count);
+    });
+  }
+
+  process_info process;
+  bool have_process = false;
+  counters totals;
+  std::array<std::uint64_t, 8> allocations_by_kind{};  // indexed by trace_format::alloc_kind
+  std::uint64_t unmatched_frees = 0;
+  std::uint64_t lost_events = 0;
+  bool complete = false;  // END or EXEC seen
+  std::string exec_path;
+  histogram sizes;
+
+ private:
+  static constexpr std::uint64_t buckets_per_stack = 320;  // >= histogram::buckets
+
+  void touch(stack_counters& r) noexcept {
+    if (r.epoch != epoch_) {
+      r.at_peak = r.live_bytes;
+      r.epoch = epoch_;
+    }
+  }
+  void release(stack_counters& r, std::uint64_t size) noexcept {
+    touch(r);
+    r.live_bytes -= size;
+    --r.live_count;
+    live_bytes_ -= size;
+    --live_count_;
+  }
+
+  std::vector<stack_counters> stacks_;
+  detail::u64_map<std::uint64_t> bucket_counts_;  // stack * buckets_per_stack + bucket -> count
+  std::uint64_t live_bytes_ = 0;
+  std::uint64_t live_count_ = 0;
+  std::uint64_t epoch_ = 0;  // bumped at each new peak: every stack's at_peak is then stale
+};
+
+}  // namespace lowalloc::analyze
+
+#endif

@@ -1,0 +1,110 @@
+// The seam between reading a trace and analysing it: the merge of the streams hands each event,
+// in time order, to every analysis (an event_sink). Counters, temporary, leaks, peak and the size
+// histograms are one analysis (accounting.hpp); object lifetimes, growth chains, a timeline of
+// live bytes or advice are others, each a new sink and no edit to the merge.
+//
+// What the merge resolves for its sinks: which allocation a free releases (FREE_LOCAL names it by
+// ordinal, FREE by address), the size and stack of that allocation, and the distinct stack an
+// allocation was made from. Stacks are numbered in the order they first appear; recorded_stacks
+// holds their return addresses and modules until they are symbolized.
+#ifndef LOWALLOC_SRC_ANALYZE_EVENTS_HPP
+#define LOWALLOC_SRC_ANALYZE_EVENTS_HPP
+
+#include "analyze/model.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowalloc::analyze {
+
+struct recorded_module {
+  std::uint64_t id = 0;  // the MODULE record's id
+  module_desc desc;
+  std::size_t symbolizer_key = 0;  // modules with the same path and bias share a key
+};
+
+/// The distinct stacks of a trace before symbolization: each a run of return addresses and
+/// the module each lies in (no_module: none).
+struct recorded_stacks {
+  static constexpr std::uint32_t no_module = ~std::uint32_t{0};
+  struct span {
+    std::uint32_t first = 0;  // into addresses / modules
+    std::uint32_t count = 0;
+  };
+  std::vector<span> stacks;
+  std::vector<std::uint64_t> addresses;
+  std::vector<std::uint32_t> modules;  // into the merge's modules()
+};
+
+struct alloc_event {
+  std::uint32_t thread = 0;  // the stream, numbered in order of its first block
+  std::uint64_t tick = 0;
+  std::uint8_t kind = 0;  // trace_format::alloc_kind
+  std::uint64_t size = 0;
+  std::uint32_t stack = 0;    // into recorded_stacks::stacks
+  std::uint64_t address = 0;  // 0: not in the trace (freed within its block, or lost)
+  bool lost = false;          // its free was not recorded: it is never live
+};
+
+struct free_event {
+  std::uint32_t thread = 0;
+  std::uint64_t tick = 0;
+  std::uint64_t address = 0;  // 0: a FREE_LOCAL, which names the allocation and not its address
+  bool matched = false;       // false: the address was not allocated while tracing
+  // The allocation it releases (when matched).
+  std::uint64_t size = 0;
+  std::uint32_t stack = 0;
+  std::uint32_t alloc_thread = 0;
+  bool temporary = false;  // freed before its thread allocated anything else
+};
+
+/// A live block whose free was not recorded: its address was handed out again.
+struct forgotten_event {
+  std::uint64_t size = 0;
+  std::uint32_t stack = 0;
+};
+
+struct time_event {
+  std::uint32_t thread = 0;
+  std::uint64_t ticks = 0;
+  std::uint64_t ns = 0;  // CLOCK_MONOTONIC at `ticks`
+};
+
+struct module_event {
+  std::uint32_t thread = 0;
+  std::uint64_t tick = 0;
+  std::uint32_t module = 0;  // into the merge's modules()
+};
+
+/// An analysis of the event stream. Every handler has an empty default. The records that are
+/// not events of the merge (TIME, PROCESS, THREAD, LOST, END, EXEC) reach the sinks as their
+/// stream is decoded, which need not be time order across streams.
+class event_sink {
+ public:
+  virtual ~event_sink() = default;
+
+  /// The merge starts (again, after damage was found: a sink forgets what it saw before).
+  virtual void on_begin() {}
+
+  virtual void on_time(const time_event&) {}
+  virtual void on_process(const process_info&) {}
+  virtual void on_thread(std::uint32_t /*thread*/, std::uint64_t /*tid*/) {}
+  virtual void on_lost(std::uint64_t /*count*/) {}
+  /// END, or EXEC with the path of the new image (empty for END).
+  virtual void on_end(std::uint32_t /*thread*/, bool /*exec*/, std::string_view /*exec_path*/) {}
+
+  virtual void on_module(const module_event&) {}
+  virtual void on_unmodule(const module_event&) {}
+  /// A stack seen for the first time; allocations name it by this index from now on.
+  virtual void on_stack(std::uint32_t /*stack*/) {}
+  virtual void on_alloc(const alloc_event&) {}
+  virtual void on_free(const free_event&) {}
+  virtual void on_forgotten(const forgotten_event&) {}
+};
+
+}  // namespace lowalloc::analyze
+
+#endif

@@ -1,0 +1,642 @@
+// The k-way merge of the streams: a first pass over each block learns the fate of every
+// allocation (freed in the block, listed in ADDRESSES, or neither) and checks every record; the
+// second decodes one event at a time as the merge asks for it. Both are visitors over the
+// record decoder of trace/records.hpp.
+#include "analyze/merge.hpp"
+
+#include "analyze/flat_map.hpp"
+#include "trace/records.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace lowalloc::analyze {
+
+namespace {
+
+namespace fmt = lowalloc::trace_format;
+using detail::block_ref;
+using detail::file_index;
+using detail::payload_error;
+using detail::payload_reader;
+
+constexpr std::uint32_t no_module = recorded_stacks::no_module;
+
+struct live_block {
+  std::uint64_t size;
+  std::uint32_t stack;
+  std::uint32_t stream;
+};
+
+struct segment_end {
+  std::uint64_t end;
+  std::uint32_t module;
+};
+
+enum class event : std::uint8_t { alloc, free, free_local, module, unmodule, stack };
+
+// What the block says about the address of each of its allocations (by ordinal).
+enum class slot_state : std::uint8_t {
+  lost,    // neither freed in the block nor listed: its free was not recorded
+  listed,  // its address is in the block's ADDRESSES record
+  local,   // freed by a FREE_LOCAL of the block; the address is never written
+};
+
+struct ordinal_slot {
+  std::uint64_t addr = 0;  // listed: the address
+  std::uint64_t size = 0;  // local: set when the ALLOC is merged
+  std::uint32_t stack = 0;
+  slot_state state = slot_state::lost;
+};
+
+struct stream {
+  std::uint32_t id = 0;
+  std::uint32_t index = 0;
+  std::vector<std::uint32_t> blocks;  // this stream's blocks, in file order
+  std::size_t next_block = 0;
+  std::size_t current_block = 0;
+  std::unique_ptr<std::uint8_t[]> buffer;
+  std::size_t capacity = 0;
+  payload_reader reader;
+  fmt::block_decoding decoding;
+  std::uint64_t clock = 0;
+  std::vector<ordinal_slot> slots;        // the current block's allocations
+  std::uint64_t ordinal = 0;              // ALLOC records decoded in the current block
+  detail::u64_map<std::uint32_t> stacks;  // stack id -> merged stack index
+  bool has_last_alloc = false;            // the latest ALLOC has a known address...
+  std::uint64_t last_alloc = 0;           // ...this one
+  bool deferred = false;                  // waits for the other streams' events of its stamp
+
+  // The pending event: decoded, not yet merged.
+  event kind = event::alloc;
+  std::uint64_t time = 0;
+  std::uint8_t alloc_kind = 0;
+  std::uint64_t size = 0;
+  std::uint64_t addr = 0;
+  std::uint32_t stack = 0;
+  std::uint64_t slot = 0;      // ALLOC: its ordinal; FREE_LOCAL: the ordinal it frees
+  bool latest = false;         // FREE_LOCAL of the latest allocation (distance 0)
+  std::uint64_t id_field = 0;  // MODULE, UNMODULE and STACK id
+  std::uint64_t bias = 0;
+  std::string_view path;
+  std::vector<std::uint64_t> scratch;  // MODULE: start, size pairs; STACK: addresses
+};
+
+}  // namespace
+
+struct event_merge::state {
+  state(const std::uint8_t* data, const file_index& index, std::size_t limit)
+      : data_(data), index_(index), limit_(limit) {}
+
+  void run();
+  bool load_block(stream& s);
+  void scan_block(stream& s);
+  bool advance(stream& s);
+  bool decode(stream& s);
+  bool must_wait(stream& s);
+  void process(stream& s);
+  void process_alloc(stream& s);
+  void process_free(stream& s);
+  void process_free_local(stream& s);
+  void process_module(stream& s);
+  void process_unmodule(stream& s);
+  std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips);
+  std::uint32_t module_at(std::uint64_t addr) const;
+  double run_time_seconds() const noexcept;
+
+  void note_time(std::uint64_t t) noexcept {
+    if (t < first_tick_) first_tick_ = t;
+    if (t > last_tick_) last_tick_ = t;
+  }
+  void tick(stream& s, std::uint64_t dt) noexcept {
+    s.clock += dt;
+    s.time = s.clock;
+    note_time(s.clock);
+  }
+
+  const std::uint8_t* data_;
+  const file_index& index_;
+  std::size_t limit_;
+  detail::decompressor decompressor_;
+  std::vector<stream> streams_;
+  std::vector<event_sink*> sinks_;
+
+  detail::u64_map<live_block> live_;
+
+  recorded_stacks stacks_;
+  std::unordered_map<std::string, std::uint32_t> stack_of_key_;
+  std::string key_;
+  std::uint32_t no_stack_ = no_module;  // the merged stack of stack id 0, once made
+
+  std::vector<recorded_module> modules_;
+  std::unordered_map<std::uint64_t, std::uint32_t> module_of_id_;
+  std::map<std::uint64_t, segment_end> segments_;  // loaded, by start address
+
+  std::uint64_t first_tick_ = ~std::uint64_t{0};
+  std::uint64_t last_tick_ = 0;
+  bool have_pair_ = false;
+  std::uint64_t pair_lo_ticks_ = 0, pair_lo_ns_ = 0, pair_hi_ticks_ = 0, pair_hi_ns_ = 0;
+  std::uint64_t min_ns_ = 0, max_ns_ = 0;  // CLOCK_MONOTONIC of the first and last TIME records
+};
+
+namespace {
+
+// The first pass over a block: checks every record and learns the fate of each allocation
+// before any of its events is merged.
+struct scan_visitor {
+  std::vector<ordinal_slot>& slots;
+  bool have_addresses = false;
+
+  template <class Record>
+  void operator()(const Record&) {}
+  template <class Record, class Items>
+  void operator()(const Record&, Items&) {}
+
+  void operator()(const fmt::alloc_record&) { slots.emplace_back(); }
+
+  void operator()(const fmt::free_local_record& r) {
+    const std::uint64_t n = slots.size();
+    if (r.distance >= n)
+      throw payload_error("FREE_LOCAL of the allocation " + std::to_string(r.distance) +
+                          " back, with " + std::to_string(n) + " in the block before it");
+    ordinal_slot& slot = slots[static_cast<std::size_t>(n - 1 - r.distance)];
+    if (slot.state == slot_state::local)
+      throw payload_error("FREE_LOCAL frees allocation " + std::to_string(n - 1 - r.distance) +
+                          " of the block twice");
+    slot.state = slot_state::local;
+  }
+
+  template <class Items>
+  void operator()(const fmt::addresses_record&, Items& entries) {
+    if (have_addresses) throw payload_error("a second ADDRESSES record in the block");
+    have_addresses = true;
+    while (entries.left() != 0) {
+      const fmt::address_entry e = entries.next();
+      if (e.ordinal >= slots.size())
+        throw payload_error("ADDRESSES lists allocation " + std::to_string(e.ordinal) +
+                            " of a block with " + std::to_string(slots.size()));
+      ordinal_slot& slot = slots[static_cast<std::size_t>(e.ordinal)];
+      if (slot.state != slot_state::lost)
+        throw payload_error("ADDRESSES lists allocation " + std::to_string(e.ordinal) +
+                            ", which the block frees");
+      slot.state = slot_state::listed;
+      slot.addr = e.addr;
+    }
+  }
+};
+
+}  // namespace
+
+bool event_merge::state::load_block(stream& s) {
+  while (s.next_block < s.blocks.size()) {
+    s.current_block = s.blocks[s.next_block++];
+    const block_ref& b = index_.blocks[s.current_block];
+    if (b.decompressed > s.capacity || s.buffer == nullptr) {
+      s.capacity = std::max<std::size_t>(b.decompressed, 1);
+      s.buffer.reset(new std::uint8_t[s.capacity]);
+    }
+    s.reader = payload_reader();  // an error below is about the block, not a record
+    decompressor_.decompress(data_, b, s.buffer.get());
+    s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
+    s.decoding = fmt::block_decoding();
+    s.ordinal = 0;
+    if (b.decompressed == 0) continue;
+    if (s.buffer[0] != fmt::tag_time)
+      throw payload_error("the block does not begin with a TIME record");
+    scan_block(s);
+    s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
+    return true;
+  }
+  s.buffer.reset();
+  s.capacity = 0;
+  return false;
+}
+
+void event_merge::state::scan_block(stream& s) {
+  s.slots.clear();
+  scan_visitor visit{s.slots};
+  fmt::block_decoding decoding;
+  while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
+}
+
+// Decodes up to the next event of the stream that takes part in the merge; false at its end.
+bool event_merge::state::advance(stream& s) {
+  try {
+    return decode(s);
+  } catch (const payload_error& e) {
+    std::string what = "damaged block of stream " + std::to_string(s.id) + ": " + e.what();
+    if (s.reader.position() > 0) what += " at payload byte " + std::to_string(s.reader.position());
+    throw block_damage{s.current_block, std::move(what)};
+  }
+}
+
+namespace {
+
+// The second pass: one record at a time, until one that takes part in the merge.
+struct decode_visitor {
+  event_merge::state& m;
+  stream& s;
+  bool event = false;
+
+  void operator()(const fmt::time_record& r) {
+    s.clock = r.ticks;
+    m.note_time(r.ticks);
+    if (!m.have_pair_ || r.ticks < m.pair_lo_ticks_) {
+      m.pair_lo_ticks_ = r.ticks;
+      m.pair_lo_ns_ = r.ns;
+    }
+    if (!m.have_pair_ || r.ticks > m.pair_hi_ticks_) {
+      m.pair_hi_ticks_ = r.ticks;
+      m.pair_hi_ns_ = r.ns;
+    }
+    if (!m.have_pair_ || r.ns < m.min_ns_) m.min_ns_ = r.ns;
+    if (!m.have_pair_ || r.ns > m.max_ns_) m.max_ns_ = r.ns;
+    m.have_pair_ = true;
+    const time_event e{s.index, r.ticks, r.ns};
+    for (event_sink* sink : m.sinks_) sink->on_time(e);
+  }
+
+  template <class Items>
+  void operator()(const fmt::process_record& r, Items& argv) {
+    process_info p;
+    p.pid = r.pid;
+    p.ppid = r.ppid;
+    p.fork_child = (r.flags & fmt::process_flag_fork_child) != 0;
+    p.exec_child = (r.flags & fmt::process_flag_exec) != 0;
+    p.exe = std::string(r.exe);
+    while (argv.left() != 0) p.argv.emplace_back(argv.next());
+    for (event_sink* sink : m.sinks_) sink->on_process(p);
+  }
+
+  void operator()(const fmt::thread_record& r) {
+    for (event_sink* sink : m.sinks_) sink->on_thread(s.index, r.tid);
+  }
+
+  template <class Items>
+  void operator()(const fmt::module_record& r, Items& segments) {
+    m.tick(s, r.dt);
+    s.id_field = r.id;
+    s.bias = r.bias;
+    s.path = r.path;
+    s.scratch.clear();
+    while (segments.left() != 0) {
+      const fmt::segment seg = segments.next();
+      s.scratch.push_back(seg.start);
+      s.scratch.push_back(seg.size);
+    }
+    s.kind = event::module;
+    event = true;
+  }
+
+  void operator()(const fmt::unmodule_record& r) {
+    m.tick(s, r.dt);
+    s.id_field = r.id;
+    s.kind = event::unmodule;
+    event = true;
+  }
+
+  template <class Items>
+  void operator()(const fmt::stack_record& r, Items& ips) {
+    s.id_field = r.id;
+    s.scratch.clear();
+    while (ips.left() != 0) s.scratch.push_back(ips.next());
+    s.time = s.clock;
+    s.kind = event::stack;
+    event = true;
+  }
+
+  void operator()(const fmt::reset_record& r) {
+    m.tick(s, r.dt);
+    s.stacks.clear();
+  }
+
+  void operator()(const fmt::free_record& r) {
+    m.tick(s, r.dt);
+    s.addr = r.addr;
+    s.kind = event::free;
+    event = true;
+  }
+
+  void operator()(const fmt::free_local_record& r) {
+    m.tick(s, r.dt);
+    s.slot = s.ordinal - 1 - r.distance;  // checked by the first pass
+    s.latest = r.distance == 0;
+    s.kind = event::free_local;
+    event = true;
+  }
+
+  template <class Items>
+  void operator()(const fmt::addresses_record&, Items&) {}  // read by the first pass
+
+  void operator()(const fmt::lost_record& r) {
+    for (event_sink* sink : m.sinks_) sink->on_lost(r.count);
+  }
+
+  void operator()(const fmt::end_record& r) {
+    m.tick(s, r.dt);
+    for (event_sink* sink : m.sinks_) sink->on_end(s.index, false, {});
+  }
+
+  void operator()(const fmt::exec_record& r) {  // the image was replaced: it ended normally
+    m.tick(s, r.dt);
+    for (event_sink* sink : m.sinks_) sink->on_end(s.index, true, r.path);
+  }
+
+  void operator()(const fmt::alloc_record& r) {
+    m.tick(s, r.dt);
+    s.alloc_kind = static_cast<std::uint8_t>(r.kind);
+    s.size = r.size;
+    s.slot = s.ordinal++;
+    if (r.stack == 0) {
+      if (m.no_stack_ == no_module) m.no_stack_ = m.intern_stack({});
+      s.stack = m.no_stack_;
+    } else if (const std::uint32_t* merged = s.stacks.find(r.stack)) {
+      s.stack = *merged;
+    } else {
+      throw payload_error("stack id " + std::to_string(r.stack) + " used before it is defined");
+    }
+    s.kind = event::alloc;
+    event = true;
+  }
+};
+
+}  // namespace
+
+bool event_merge::state::decode(stream& s) {
+  for (;;) {
+    if (s.reader.done() && !load_block(s)) return false;
+    decode_visitor visit{*this, s};
+    fmt::decode_record(s.reader, s.decoding, visit);
+    if (visit.event) return true;
+  }
+}
+
+std::uint32_t event_merge::state::module_at(std::uint64_t addr) const {
+  auto it = segments_.upper_bound(addr);
+  if (it == segments_.begin()) return no_module;
+  --it;
+  return addr < it->second.end ? it->second.module : no_module;
+}
+
+std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>& ips) {
+  key_.clear();
+  const std::size_t first = stacks_.addresses.size();
+  for (const std::uint64_t ip : ips) {
+    // A return address lies just after the call: the call is in the module of ip - 1.
+    const std::uint32_t m = module_at(ip == 0 ? 0 : ip - 1);
+    stacks_.addresses.push_back(ip);
+    stacks_.modules.push_back(m);
+    key_.append(reinterpret_cast<const char*>(&ip), sizeof ip);
+    key_.append(reinterpret_cast<const char*>(&m), sizeof m);
+  }
+  auto [it, inserted] =
+      stack_of_key_.try_emplace(key_, static_cast<std::uint32_t>(stacks_.stacks.size()));
+  if (inserted) {
+    recorded_stacks::span sp;
+    sp.first = static_cast<std::uint32_t>(first);
+    sp.count = static_cast<std::uint32_t>(ips.size());
+    stacks_.stacks.push_back(sp);
+    for (event_sink* sink : sinks_) sink->on_stack(it->second);
+  } else {
+    stacks_.addresses.resize(first);
+    stacks_.modules.resize(first);
+  }
+  return it->second;
+}
+
+void event_merge::state::process_alloc(stream& s) {
+  alloc_event e;
+  e.thread = s.index;
+  e.tick = s.time;
+  e.kind = s.alloc_kind;
+  e.size = s.size;
+  e.stack = s.stack;
+  ordinal_slot& slot = s.slots[static_cast<std::size_t>(s.slot)];
+  switch (slot.state) {
+    case slot_state::lost:
+      // Its address was handed out again without a recorded free: never live.
+      e.lost = true;
+      s.has_last_alloc = false;
+      break;
+    case slot_state::local:
+      slot.size = s.size;
+      slot.stack = s.stack;
+      s.has_last_alloc = false;
+      break;
+    case slot_state::listed: {
+      bool inserted = false;
+      live_block& b = live_.get(slot.addr, inserted);
+      if (!inserted) {
+        // The address is live already: its FREE was not recorded. The old block goes, uncounted.
+        const forgotten_event f{b.size, b.stack};
+        for (event_sink* sink : sinks_) sink->on_forgotten(f);
+      }
+      b = live_block{s.size, s.stack, s.index};
+      s.has_last_alloc = true;
+      s.last_alloc = slot.addr;
+      e.address = slot.addr;
+      break;
+    }
+  }
+  for (event_sink* sink : sinks_) sink->on_alloc(e);
+}
+
+void event_merge::state::process_free_local(stream& s) {
+  const ordinal_slot& slot = s.slots[static_cast<std::size_t>(s.slot)];
+  free_event e;
+  e.thread = s.index;
+  e.tick = s.time;
+  e.matched = true;
+  e.size = slot.size;
+  e.stack = slot.stack;
+  e.alloc_thread = s.index;
+  // The stream's latest allocation: nothing allocated in between. A free of an earlier one
+  // leaves the latest as it is (it may be freed next, in a later block, with its address).
+  e.temporary = s.latest;
+  for (event_sink* sink : sinks_) sink->on_free(e);
+}
+
+// The rule for events of equal stamps (docs/trace-format.md, "Timestamps"): an ALLOC that would
+// receive an address still live, and a FREE of an address not live, first let the other
+// streams' events of the same stamp go.
+bool event_merge::state::must_wait(stream& s) {
+  if (s.kind == event::alloc) {
+    const ordinal_slot& slot = s.slots[static_cast<std::size_t>(s.slot)];
+    return slot.state == slot_state::listed && live_.find(slot.addr) != nullptr;
+  }
+  if (s.kind == event::free) return live_.find(s.addr) == nullptr;
+  return false;
+}
+
+void event_merge::state::process_free(stream& s) {
+  free_event e;
+  e.thread = s.index;
+  e.tick = s.time;
+  e.address = s.addr;
+  live_block b{};
+  if (live_.erase(s.addr, b)) {
+    e.matched = true;
+    e.size = b.size;
+    e.stack = b.stack;
+    e.alloc_thread = b.stream;
+    if (b.stream == s.index && s.has_last_alloc && s.last_alloc == s.addr) {
+      e.temporary = true;
+      s.has_last_alloc = false;
+    }
+  }
+  for (event_sink* sink : sinks_) sink->on_free(e);
+}
+
+void event_merge::state::process_module(stream& s) {
+  const auto index = static_cast<std::uint32_t>(modules_.size());
+  recorded_module m;
+  m.id = s.id_field;
+  m.desc.path = std::string(s.path);
+  m.desc.bias = s.bias;
+  m.symbolizer_key = index;
+  for (const recorded_module& other : modules_) {
+    if (other.desc.path == m.desc.path && other.desc.bias == m.desc.bias) {
+      m.symbolizer_key = other.symbolizer_key;
+      break;
+    }
+  }
+  modules_.push_back(std::move(m));
+  module_of_id_[s.id_field] = index;
+  for (std::size_t i = 0; i + 1 < s.scratch.size(); i += 2) {
+    const std::uint64_t start = s.scratch[i];
+    const std::uint64_t size = s.scratch[i + 1];
+    const std::uint64_t end = size > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + size;
+    segments_[start] = segment_end{end, index};
+  }
+  const module_event e{s.index, s.time, index};
+  for (event_sink* sink : sinks_) sink->on_module(e);
+}
+
+void event_merge::state::process_unmodule(stream& s) {
+  const auto it = module_of_id_.find(s.id_field);
+  if (it == module_of_id_.end()) return;
+  for (auto seg = segments_.begin(); seg != segments_.end();) {
+    if (seg->second.module == it->second)
+      seg = segments_.erase(seg);
+    else
+      ++seg;
+  }
+  const module_event e{s.index, s.time, it->second};
+  for (event_sink* sink : sinks_) sink->on_unmodule(e);
+}
+
+void event_merge::state::process(stream& s) {
+  switch (s.kind) {
+    case event::alloc:
+      process_alloc(s);
+      break;
+    case event::free:
+      process_free(s);
+      break;
+    case event::free_local:
+      process_free_local(s);
+      break;
+    case event::module:
+      process_module(s);
+      break;
+    case event::unmodule:
+      process_unmodule(s);
+      break;
+    case event::stack: {
+      const std::uint32_t merged = intern_stack(s.scratch);
+      bool inserted = false;
+      s.stacks.get(s.id_field, inserted) = merged;
+      break;
+    }
+  }
+}
+
+void event_merge::state::run() {
+  for (event_sink* sink : sinks_) sink->on_begin();
+  std::unordered_map<std::uint32_t, std::uint32_t> stream_of_id;
+  for (std::size_t b = 0; b < limit_; ++b) {
+    const std::uint32_t id = index_.blocks[b].stream;
+    auto [it, inserted] = stream_of_id.try_emplace(id, static_cast<std::uint32_t>(streams_.size()));
+    if (inserted) {
+      streams_.emplace_back();
+      streams_.back().id = id;
+      streams_.back().index = it->second;
+    }
+    streams_[it->second].blocks.push_back(static_cast<std::uint32_t>(b));
+  }
+
+  // A min-heap of streams by (time of the pending event, deferred, stream index).
+  const auto later = [this](std::uint32_t a, std::uint32_t b) {
+    const stream& x = streams_[a];
+    const stream& y = streams_[b];
+    if (x.time != y.time) return x.time > y.time;
+    if (x.deferred != y.deferred) return x.deferred;
+    return a > b;
+  };
+  std::vector<std::uint32_t> heap;
+  for (stream& s : streams_)
+    if (advance(s)) heap.push_back(s.index);
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const std::uint32_t i = heap.back();
+    heap.pop_back();
+    stream& s = streams_[i];
+    // A stream popped while deferred has waited for every other event of its stamp: it goes on.
+    bool may_wait = !s.deferred;
+    s.deferred = false;
+    // Stay on this stream while its next event is still the earliest: no heap work per event.
+    for (;;) {
+      if (may_wait && !heap.empty() && streams_[heap.front()].time == s.time &&
+          !streams_[heap.front()].deferred && must_wait(s)) {
+        s.deferred = true;
+        heap.push_back(i);
+        std::push_heap(heap.begin(), heap.end(), later);
+        break;
+      }
+      may_wait = true;
+      process(s);
+      if (!advance(s)) break;
+      if (!heap.empty() && later(i, heap.front())) {
+        heap.push_back(i);
+        std::push_heap(heap.begin(), heap.end(), later);
+        break;
+      }
+    }
+  }
+}
+
+double event_merge::state::run_time_seconds() const noexcept {
+  // The events' tick span, or the span of the TIME records' nanoseconds (the first block opens
+  // when tracing starts, the recorder writes one more at the end) when that is longer: ticks are
+  // coarse (65-130 us), so a short program's events may all share one tick.
+  double seconds = 0;
+  if (first_tick_ <= last_tick_ && pair_hi_ticks_ > pair_lo_ticks_ && pair_hi_ns_ > pair_lo_ns_) {
+    const double ns_per_tick = static_cast<double>(pair_hi_ns_ - pair_lo_ns_) /
+                               static_cast<double>(pair_hi_ticks_ - pair_lo_ticks_);
+    seconds = static_cast<double>(last_tick_ - first_tick_) * ns_per_tick / 1e9;
+  }
+  if (have_pair_) seconds = std::max(seconds, static_cast<double>(max_ns_ - min_ns_) / 1e9);
+  return seconds;
+}
+
+event_merge::event_merge(const std::uint8_t* data, const file_index& index, std::size_t limit)
+    : s_(std::make_unique<state>(data, index, limit)) {}
+
+event_merge::~event_merge() = default;
+
+void event_merge::add_sink(event_sink& sink) { s_->sinks_.push_back(&sink); }
+
+void event_merge::run() { s_->run(); }
+
+const recorded_stacks& event_merge::stacks() const noexcept { return s_->stacks_; }
+
+const std::vector<recorded_module>& event_merge::modules() const noexcept { return s_->modules_; }
+
+std::uint64_t event_merge::threads() const noexcept { return s_->streams_.size(); }
+
+double event_merge::run_time_seconds() const noexcept { return s_->run_time_seconds(); }
+
+}  // namespace lowalloc::analyze

@@ -1,0 +1,26 @@
+// From recorded stacks to what a user reads: each distinct stack symbolized with every frame
+// kept (the allocator's included, with full demangled names), then the sites, a view that shows
+// the stacks which look the same once allocator frames are folded as one.
+#ifndef LOWALLOC_SRC_ANALYZE_SITES_HPP
+#define LOWALLOC_SRC_ANALYZE_SITES_HPP
+
+#include "analyze/accounting.hpp"
+#include "analyze/analysis.hpp"
+#include "analyze/events.hpp"
+
+#include <vector>
+
+namespace lowalloc::analyze {
+
+/// Fills a.frames, a.stacks and a.stack_sizes from the merge's stacks and the accounting's
+/// counters (symbolized unless opts.symbolize is false). Stacks keep the merge's numbering.
+void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
+                  const accounting& acc, const options& opts, analysis& a);
+
+/// Fills a.sites from a.stacks: folded (allocator frames hidden) or not, sorted by allocations,
+/// then bytes, descending; sets each stack's `site`.
+void build_sites(analysis& a, bool fold);
+
+}  // namespace lowalloc::analyze
+
+#endif

@@ -1,0 +1,267 @@
+// Ranking, frame text and number formatting for every report format.
+#include "report/common.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+namespace lowalloc::report {
+
+const char* const kind_names[8] = {"malloc",         "calloc",        "realloc",  "reallocarray",
+                                   "posix_memalign", "aligned_alloc", "memalign", "valloc"};
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  if (whole == 0) return "0 %";
+  const double p = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  if (part == whole) return "100 %";
+  if (p >= 10) return fixed(p, 0) + " %";
+  return fixed(p, 1) + " %";
+}
+
+std::string human_bytes(std::uint64_t n) {
+  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (n < 1024) return std::to_string(n) + " B";
+  double v = static_cast<double>(n) / 1024;
+  std::size_t u = 0;
+  while (v >= 1024 && u + 1 < std::size(units)) {
+    v /= 1024;
+    ++u;
+  }
+  return fixed(v, v >= 100 ? 0 : 1) + " " + units[u];
+}
+
+std::string duration(double s) {
+  if (s <= 0) return "0 s";
+  if (s < 1e-3) return fixed(s * 1e6, 1) + " us";
+  if (s < 1) return fixed(s * 1e3, 1) + " ms";
+  if (s < 100) return fixed(s, 3) + " s";
+  return fixed(s, 0) + " s";
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string_view basename(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string bucket_label(std::size_t b) {
+  const std::uint64_t lo = histogram::bucket_min(b);
+  const std::uint64_t hi = histogram::bucket_max(b);
+  if (lo == hi) return std::to_string(lo);
+  return std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+// The common spellings of std::string shortened, for text and flame graphs (JSON keeps the
+// demangler's names).
+std::string readable(std::string name) {
+  static constexpr std::string_view long_names[] = {
+      "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+      "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"};
+  for (std::string_view l : long_names) {
+    for (std::size_t at = name.find(l); at != std::string::npos; at = name.find(l, at))
+      name.replace(at, l.size(), "std::string");
+  }
+  for (std::size_t at = name.find("std::string >"); at != std::string::npos;
+       at = name.find("std::string >", at))
+    name.erase(at + 11, 1);
+  return name;
+}
+
+// "fn (file:line)", "fn (module+0xoff)", "module+0xoff", "0xaddr".
+std::string frame_text(const frame& f) {
+  std::string where;
+  if (!f.file.empty()) {
+    where = f.file;
+    if (f.line != 0) {
+      // Not `":" + std::to_string(...)`: GCC 12 -std=c++20 warns on its inlined insert
+      // (-Wrestrict, a false positive).
+      where += ':';
+      where += std::to_string(f.line);
+    }
+  } else if (!f.module.empty()) {
+    where = std::string(basename(f.module)) + "+" + hex(f.offset);
+  }
+  std::string text;
+  if (f.function.empty())
+    text = where.empty() ? hex(f.address) : where;
+  else
+    text = where.empty() ? readable(f.function) : readable(f.function) + " (" + where + ")";
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';  // keep the terminal sane
+  return text;
+}
+
+bool parse_sort_key(std::string_view name, sort_key& out) noexcept {
+  static constexpr std::pair<std::string_view, sort_key> keys[] = {
+      {"allocations", sort_key::allocations},
+      {"bytes", sort_key::bytes},
+      {"temporary", sort_key::temporary},
+      {"leaked", sort_key::leaked},
+      {"peak", sort_key::peak}};
+  for (const auto& [n, k] : keys) {
+    if (n == name) {
+      out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view sort_key_name(sort_key key) noexcept {
+  switch (key) {
+    case sort_key::allocations:
+      return "allocations";
+    case sort_key::bytes:
+      return "bytes";
+    case sort_key::temporary:
+      return "temporary";
+    case sort_key::leaked:
+      return "leaked";
+    case sort_key::peak:
+      return "peak";
+  }
+  return "allocations";
+}
+
+std::uint64_t metric(const counters& c, sort_key key) noexcept {
+  switch (key) {
+    case sort_key::allocations:
+      return c.allocations;
+    case sort_key::bytes:
+      return c.bytes_allocated;
+    case sort_key::temporary:
+      return c.temporary;
+    case sort_key::leaked:
+      return c.leaked_bytes;
+    case sort_key::peak:
+      return c.peak_bytes;
+  }
+  return c.allocations;
+}
+
+std::vector<const site*> ranked_sites(const analysis& a, sort_key key, std::size_t top) {
+  std::vector<const site*> v;
+  for (const site& s : a.sites)
+    if (metric(s.totals, key) != 0) v.push_back(&s);
+  const auto before = [key](const site* x, const site* y) {
+    const std::uint64_t mx = metric(x->totals, key);
+    const std::uint64_t my = metric(y->totals, key);
+    if (mx != my) return mx > my;
+    return x->totals.allocations > y->totals.allocations;
+  };
+  if (top < v.size()) {
+    std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(top), v.end(),
+                      [&](const site* x, const site* y) {
+                        // partial_sort is not stable: break ties by position in a.sites.
+                        if (before(x, y)) return true;
+                        if (before(y, x)) return false;
+                        return x < y;
+                      });
+    v.resize(top);
+  } else {
+    std::stable_sort(v.begin(), v.end(), before);
+  }
+  return v;
+}
+
+std::string thousands(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string json_string(std::string_view s) {
+  static const char hexdigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        default:
+          if (c < 0x20 || c == 0x7F) {
+            out += "\\u00";
+            out += hexdigits[c >> 4];
+            out += hexdigits[c & 15];
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++p;
+      continue;
+    }
+    // A well-formed UTF-8 sequence is copied; anything else becomes U+FFFD, one byte at a time.
+    std::size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = len != 0 && static_cast<std::size_t>(end - p) >= len;
+    for (std::size_t i = 1; ok && i < len; ++i) {
+      const unsigned char cc = p[i];
+      ok = i == 1 ? (cc >= lo && cc <= hi) : (cc >= 0x80 && cc <= 0xBF);
+    }
+    if (ok) {
+      out.append(reinterpret_cast<const char*>(p), len);
+      p += len;
+    } else {
+      out += "\\ufffd";
+      ++p;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace lowalloc::report

@@ -1,0 +1,66 @@
+// What the report formats share: ranking sites, the text of a frame, and number formatting.
+#ifndef LOWALLOC_SRC_REPORT_COMMON_HPP
+#define LOWALLOC_SRC_REPORT_COMMON_HPP
+
+#include "analyze/model.hpp"
+#include "report/report.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowalloc::report {
+
+using analyze::counters;
+using analyze::frame;
+using analyze::histogram;
+using analyze::site;
+
+/// "allocations", "bytes", "temporary", "leaked" or "peak"; false for anything else.
+bool parse_sort_key(std::string_view name, sort_key& out) noexcept;
+std::string_view sort_key_name(sort_key key) noexcept;
+
+/// The ranked value of a site: allocations, bytes allocated, temporary allocations, leaked
+/// bytes, or live bytes at the peak.
+std::uint64_t metric(const counters& c, sort_key key) noexcept;
+
+/// The sites with a non-zero `key` metric, largest first (ties: more allocations first, then
+/// the order of `a.sites`), at most `top`.
+std::vector<const site*> ranked_sites(const analysis& a, sort_key key, std::size_t top);
+
+/// The names of trace_format::alloc_kind.
+extern const char* const kind_names[8];
+
+/// 1234567 as "1,234,567".
+std::string thousands(std::uint64_t n);
+/// `v` with `decimals` digits after the point.
+std::string fixed(double v, int decimals);
+/// "12 %", "1.5 %", "100 %".
+std::string percent(std::uint64_t part, std::uint64_t whole);
+/// "512 B", "1.5 KiB", "240 MiB".
+std::string human_bytes(std::uint64_t n);
+/// "12.5 us", "3.2 ms", "1.250 s".
+std::string duration(double seconds);
+/// "0x1f".
+std::string hex(std::uint64_t v);
+/// The last component of a path.
+std::string_view basename(std::string_view path);
+/// A histogram bucket: "24" or "257..512".
+std::string bucket_label(std::size_t bucket);
+
+/// The common spellings of std::string shortened, for text and flame graphs (JSON keeps the
+/// demangler's names).
+std::string readable(std::string name);
+/// "fn (file:line)", "fn (module+0xoff)", "module+0xoff" or "0xaddr", control characters
+/// replaced.
+std::string frame_text(const frame& f);
+
+/// `s` as a JSON string literal, quotes included: control characters escaped, invalid UTF-8
+/// bytes replaced by U+FFFD.
+std::string json_string(std::string_view s);
+
+}  // namespace lowalloc::report
+
+#endif

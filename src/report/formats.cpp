@@ -1,0 +1,27 @@
+// The table of report formats: the command line parses --format and prints its help from it.
+#include "report/report.hpp"
+
+namespace lowalloc::report {
+
+namespace {
+
+constexpr std::size_t all = std::numeric_limits<std::size_t>::max();
+
+}  // namespace
+
+const std::vector<format>& formats() {
+  static const std::vector<format> table = {
+      {"text", "a summary and the top sites (default)", 10, write_text},
+      {"json", "everything, for programs", all, write_json},
+      {"folded", "one line per site for flamegraph.pl, inferno or speedscope", all, write_folded},
+  };
+  return table;
+}
+
+const format* find_format(std::string_view name) {
+  for (const format& f : formats())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+}  // namespace lowalloc::report

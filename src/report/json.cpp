@@ -1,0 +1,90 @@
+// The JSON report: everything the analysis holds about the ranked sites, for programs.
+#include "report/common.hpp"
+
+#include <ostream>
+
+namespace lowalloc::report {
+
+namespace {
+
+using analyze::process_info;
+
+void json_histogram(std::ostream& out, const histogram& h) {
+  out << '[';
+  bool first = true;
+  for (std::size_t b = 0; b < h.counts.size(); ++b) {
+    if (h.counts[b] == 0) continue;
+    out << (first ? "" : ", ") << "{\"min\": " << histogram::bucket_min(b)
+        << ", \"max\": " << histogram::bucket_max(b) << ", \"count\": " << h.counts[b] << '}';
+    first = false;
+  }
+  out << ']';
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const analysis& a, const report_options& ro) {
+  const counters& t = a.totals;
+  const process_info& p = a.process;
+  out << "{\n  \"format_version\": 1,\n";
+  out << "  \"process\": {\"pid\": " << p.pid << ", \"ppid\": " << p.ppid
+      << ", \"fork_child\": " << (p.fork_child ? "true" : "false")
+      << ", \"exec_child\": " << (p.exec_child ? "true" : "false")
+      << ", \"exe\": " << json_string(p.exe) << ", \"argv\": [";
+  for (std::size_t i = 0; i < p.argv.size(); ++i)
+    out << (i == 0 ? "" : ", ") << json_string(p.argv[i]);
+  out << "]},\n";
+  out << "  \"complete\": " << (a.complete ? "true" : "false") << ",\n";
+  out << "  \"truncation\": " << (a.truncation.empty() ? "null" : json_string(a.truncation))
+      << ",\n";
+  out << "  \"run_time_seconds\": " << fixed(a.run_time_seconds, 9) << ",\n";
+  out << "  \"allocations\": " << t.allocations << ",\n";
+  out << "  \"frees\": " << t.frees << ",\n";
+  out << "  \"bytes_allocated\": " << t.bytes_allocated << ",\n";
+  out << "  \"temporary\": " << t.temporary << ",\n";
+  out << "  \"leaked\": {\"allocations\": " << t.leaked_allocations
+      << ", \"bytes\": " << t.leaked_bytes << "},\n";
+  out << "  \"peak\": {\"bytes\": " << t.peak_bytes << "},\n";
+  out << "  \"unmatched_frees\": " << a.unmatched_frees << ",\n";
+  out << "  \"lost_events\": " << a.lost_events << ",\n";
+  out << "  \"threads\": " << a.threads << ",\n";
+  out << "  \"by_function\": {";
+  for (std::size_t k = 0; k < a.allocations_by_kind.size(); ++k)
+    out << (k == 0 ? "" : ", ") << '"' << kind_names[k] << "\": " << a.allocations_by_kind[k];
+  out << "},\n";
+  out << "  \"histogram\": ";
+  json_histogram(out, a.sizes);
+  out << ",\n";
+  out << "  \"sort\": " << json_string(sort_key_name(ro.sort)) << ",\n";
+  out << "  \"sites\": [";
+  const std::vector<const site*> sites = ranked_sites(a, ro.sort, ro.top);
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const site& s = *sites[i];
+    const counters& c = s.totals;
+    out << (i == 0 ? "\n" : ",\n") << "    {\"allocations\": " << c.allocations
+        << ", \"bytes_allocated\": " << c.bytes_allocated << ", \"frees\": " << c.frees
+        << ", \"temporary\": " << c.temporary
+        << ", \"leaked\": {\"allocations\": " << c.leaked_allocations
+        << ", \"bytes\": " << c.leaked_bytes << "}, \"peak\": {\"bytes\": " << c.peak_bytes
+        << "},\n     \"histogram\": ";
+    json_histogram(out, s.sizes);
+    out << ",\n     \"folded_frames\": " << s.folded_frames << ",\n     \"stack\": [";
+    for (std::size_t k = 0; k < s.stack.size(); ++k) {
+      const frame& f = s.stack[k];
+      out << (k == 0 ? "\n" : ",\n") << "      {\"address\": \"" << hex(f.address)
+          << "\", \"module\": " << (f.module.empty() ? "null" : json_string(f.module))
+          << ", \"offset\": " << f.offset
+          << ", \"function\": " << (f.function.empty() ? "null" : json_string(f.function))
+          << ", \"file\": " << (f.file.empty() ? "null" : json_string(f.file)) << ", \"line\": ";
+      if (f.line == 0)
+        out << "null";
+      else
+        out << f.line;
+      out << ", \"inlined\": " << (f.inlined ? "true" : "false") << '}';
+    }
+    out << (s.stack.empty() ? "]}" : "\n     ]}");
+  }
+  out << (sites.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace lowalloc::report

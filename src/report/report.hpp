@@ -1,0 +1,61 @@
+// The report formats of `lowalloc report`, over the analysis of a trace: one file per format, a
+// table of them (formats()), and the helpers they share (common.hpp). docs/tracer.md describes
+// each format.
+//
+//   lowalloc::analyze::analysis a = lowalloc::analyze::analyze_file("app.trace");
+//   lowalloc::report::report_options ro;
+//   ro.sort = lowalloc::report::sort_key::bytes;
+//   lowalloc::report::find_format("text")->write(std::cout, a, ro);
+//
+// A new format: a file with its writer, its declaration below, and a row in formats.cpp.
+#ifndef LOWALLOC_SRC_REPORT_REPORT_HPP
+#define LOWALLOC_SRC_REPORT_REPORT_HPP
+
+#include "analyze/analysis.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowalloc::report {
+
+using analyze::analysis;
+
+/// What sites are ranked by, and the value of a folded line.
+enum class sort_key { allocations, bytes, temporary, leaked, peak };
+
+struct report_options {
+  sort_key sort = sort_key::allocations;
+  std::size_t top = std::numeric_limits<std::size_t>::max();  // sites shown; max: all
+  std::string trace_name;  // the file name printed in the text report's first line
+};
+
+using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
+
+/// One output format of `lowalloc report --format NAME`.
+struct format {
+  std::string_view name;
+  std::string_view help;    // for --help, one or two short lines
+  std::size_t default_top;  // sites shown without --top
+  writer write;
+};
+
+/// Every format, the default first.
+const std::vector<format>& formats();
+/// The format called `name`, or nullptr.
+const format* find_format(std::string_view name);
+
+/// A summary block then the top sites with their sizes and stacks.
+void write_text(std::ostream& out, const analysis& a, const report_options& ro);
+/// One JSON object (schema in docs/tracer.md).
+void write_json(std::ostream& out, const analysis& a, const report_options& ro);
+/// One line per site: "outermost;...;innermost VALUE", VALUE the `ro.sort` metric.
+void write_folded(std::ostream& out, const analysis& a, const report_options& ro);
+
+}  // namespace lowalloc::report
+
+#endif

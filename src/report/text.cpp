@@ -1,0 +1,157 @@
+// The text report: a summary for people, then the top sites with their sizes and stacks.
+#include "report/common.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <utility>
+
+namespace lowalloc::report {
+
+namespace {
+
+using analyze::process_info;
+
+void write_site_sizes(std::ostream& out, const site& s) {
+  std::vector<std::pair<std::uint64_t, std::size_t>> top;
+  for (std::size_t b = 0; b < s.sizes.counts.size(); ++b)
+    if (s.sizes.counts[b] != 0) top.emplace_back(s.sizes.counts[b], b);
+  std::stable_sort(top.begin(), top.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  constexpr std::size_t shown = 4;
+  out << "    sizes ";
+  std::uint64_t rest = s.totals.allocations;
+  for (std::size_t i = 0; i < top.size() && i < shown; ++i) {
+    if (i != 0) out << ", ";
+    out << bucket_label(top[i].second) << ": " << thousands(top[i].first) << " ("
+        << percent(top[i].first, s.totals.allocations) << ")";
+    rest -= top[i].first;
+  }
+  if (top.size() > shown)
+    out << ", " << top.size() - shown << " more sizes: " << thousands(rest) << " ("
+        << percent(rest, s.totals.allocations) << ")";
+  out << '\n';
+}
+
+void write_stack(std::ostream& out, const site& s) {
+  constexpr std::size_t shown = 8;
+  if (s.stack.empty()) {
+    out << "    (no stack: unwinding failed at the first frame)\n";
+    return;
+  }
+  for (std::size_t i = 0; i < s.stack.size() && i < shown; ++i) {
+    const frame& f = s.stack[i];
+    out << (i == 0 ? "    at " : "       ") << (f.inlined ? "[inlined] " : "") << frame_text(f)
+        << '\n';
+  }
+  if (s.stack.size() > shown) out << "       ... " << s.stack.size() - shown << " more\n";
+}
+
+// A summary line: label left, number right-aligned in a column, then a comment.
+void line(std::ostream& out, std::string_view label, const std::string& value,
+          const std::string& comment = {}) {
+  std::string l(label);
+  l.resize(std::max<std::size_t>(l.size(), 18), ' ');
+  std::string v = value;
+  if (v.size() < 14) v.insert(0, 14 - v.size(), ' ');
+  out << l << v;
+  if (!comment.empty()) out << "  " << comment;
+  out << '\n';
+}
+
+}  // namespace
+
+void write_text(std::ostream& out, const analysis& a, const report_options& ro) {
+  const counters& t = a.totals;
+  out << "lowalloc report";
+  if (!ro.trace_name.empty()) out << ": " << ro.trace_name;
+  out << '\n';
+  const process_info& p = a.process;
+  if (p.pid != 0 || !p.exe.empty()) {
+    out << "process " << p.pid;
+    if (p.ppid != 0) out << " (parent " << p.ppid << ")";
+    out << ": ";
+    if (!p.argv.empty()) {
+      for (std::size_t i = 0; i < p.argv.size(); ++i) out << (i == 0 ? "" : " ") << p.argv[i];
+    } else {
+      out << p.exe;
+    }
+    out << '\n';
+    if (!p.argv.empty() && !p.exe.empty() && p.argv[0] != p.exe)
+      out << "executable " << p.exe << '\n';
+    if (p.fork_child) out << "a fork child of process " << p.ppid << '\n';
+    if (p.exec_child) out << "started by exec from a traced process\n";
+  }
+  out << '\n';
+
+  std::string per_second;
+  if (a.run_time_seconds > 0)
+    per_second = thousands(static_cast<std::uint64_t>(static_cast<double>(t.allocations) /
+                                                      a.run_time_seconds)) +
+                 " per second";
+  line(out, "allocations", thousands(t.allocations), per_second);
+  line(out, "frees", thousands(t.frees));
+  std::string avg;
+  if (t.allocations != 0)
+    avg = human_bytes(t.bytes_allocated) + ", " + thousands(t.bytes_allocated / t.allocations) +
+          " per allocation on average";
+  line(out, "bytes allocated", thousands(t.bytes_allocated), avg);
+  line(out, "temporary", thousands(t.temporary),
+       percent(t.temporary, t.allocations) + " of allocations, freed before the next one");
+  line(
+      out, "leaked", thousands(t.leaked_allocations),
+      "allocations, " + thousands(t.leaked_bytes) + " bytes (" + human_bytes(t.leaked_bytes) + ")");
+  line(out, "peak", thousands(t.peak_bytes), "bytes live (" + human_bytes(t.peak_bytes) + ")");
+  line(out, "run time", duration(a.run_time_seconds));
+  line(out, "threads", thousands(a.threads));
+  std::string by;
+  for (std::size_t k = 0; k < a.allocations_by_kind.size(); ++k) {
+    if (a.allocations_by_kind[k] == 0) continue;
+    if (!by.empty()) by += ", ";
+    by += std::string(kind_names[k]) + " " + thousands(a.allocations_by_kind[k]);
+  }
+  if (!by.empty()) out << "by function       " << by << '\n';
+  if (a.unmatched_frees != 0)
+    line(out, "unmatched frees", thousands(a.unmatched_frees),
+         "frees of memory not allocated while tracing");
+  if (a.lost_events != 0)
+    line(out, "lost events", thousands(a.lost_events),
+         "events the recorder could not record: counts are low");
+  if (!a.exec_path.empty())
+    out << "\nthe process image ended by exec of " << a.exec_path
+        << " (traced on its own only with lowalloc run --follow-exec)\n";
+  if (!a.complete && a.truncation.empty())
+    out << "\nthe process did not finish (killed or crashed): counts are up to the last block "
+           "written\n";
+  if (!a.truncation.empty())
+    out << "\nthe trace is damaged; counts are up to the damage: " << a.truncation << '\n';
+
+  const std::vector<const site*> sites = ranked_sites(a, ro.sort, ro.top);
+  if (sites.empty()) {
+    out << "\nno sites with " << sort_key_name(ro.sort) << '\n';
+    return;
+  }
+  std::size_t with_metric = 0;
+  for (const site& s : a.sites) with_metric += metric(s.totals, ro.sort) != 0 ? 1u : 0u;
+  out << '\n';
+  if (sites.size() < with_metric)
+    out << "top " << sites.size() << " of " << thousands(with_metric) << " sites";
+  else
+    out << thousands(sites.size()) << (sites.size() == 1 ? " site" : " sites");
+  out << " by " << sort_key_name(ro.sort) << '\n';
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const site& s = *sites[i];
+    const counters& c = s.totals;
+    out << "\n#" << i + 1 << "  " << thousands(c.allocations) << " allocations ("
+        << percent(c.allocations, t.allocations) << "), " << thousands(c.bytes_allocated)
+        << " bytes, " << thousands(c.temporary) << " temporary ("
+        << percent(c.temporary, c.allocations) << "), peak " << thousands(c.peak_bytes) << " bytes";
+    if (c.leaked_allocations != 0)
+      out << ", leaked " << thousands(c.leaked_allocations) << " (" << thousands(c.leaked_bytes)
+          << " bytes)";
+    out << '\n';
+    write_site_sizes(out, s);
+    write_stack(out, s);
+  }
+}
+
+}  // namespace lowalloc::report

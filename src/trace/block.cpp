@@ -1,0 +1,128 @@
+// Encoding a thread's events into its block (block.hpp).
+#include "trace/block.hpp"
+
+#include "trace/config.hpp"
+#include "trace/stack_table.hpp"
+#include "trace/unwind.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace lowalloc::trace {
+
+namespace fmt = lowalloc::trace_format;
+
+std::atomic<std::uint32_t> free_epochs[free_epoch_buckets];
+
+namespace {
+
+// A stack the table did not have: add it, and write its STACK record. The STACK record and the
+// event that uses it must land in the same block or the STACK first: reserve room for both.
+__attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::uintptr_t* ips,
+                                                  std::size_t n, std::uint64_t hash,
+                                                  std::size_t slot) {
+  std::uint32_t id = add_stack(t->stacks, ips, n, hash, slot);
+  if (id == 0) return 0;
+  unsigned char* p = ensure_space(t, 32 + n * 10 + 64);
+  commit(t, fmt::encode_stack(p, id, ips, n));
+  return id;
+}
+
+// The thread's id for the stack ips[0..n); 0: no stack.
+inline std::uint32_t stack_id(thread_state* t, const std::uintptr_t* ips, std::size_t n) {
+  if (n == 0) return 0;
+  std::uint64_t hash = 0;
+  std::size_t slot = 0;
+  std::uint32_t id = find_stack(t->stacks, ips, n, hash, slot);
+  if (LOWALLOC_LIKELY(id != 0)) return id;
+  return new_stack(t, ips, n, hash, slot);
+}
+
+}  // namespace
+
+void begin_block(thread_state* t) {
+  std::uint64_t ticks = stamp_now();
+  if (ticks < t->clock) ticks = t->clock;
+  commit(t, fmt::encode(t->buffer, fmt::time_record{ticks, monotonic_ns()}));
+  t->clock = ticks;
+  t->block_start = ticks;
+  t->encoding = fmt::block_encoding{};
+  if (t->local_count != 0) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
+  t->local_count = 0;
+  t->evicted_count = 0;
+  t->alloc_ordinal = 0;
+}
+
+void write_addresses(thread_state* t) {
+  if (t->local_count + t->evicted_count == 0) return;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < local_capacity; ++i)
+    if (t->local[i].addr != 0) t->scratch[n++] = t->local[i];
+  for (std::size_t i = 0; i < t->evicted_count; ++i) t->scratch[n++] = t->evicted[i];
+  // Insertion sort on a mostly sorted array would be quadratic in the worst case: heap-free
+  // shell sort by ordinal instead.
+  for (std::size_t gap = n / 2; gap > 0; gap /= 2)
+    for (std::size_t i = gap; i < n; ++i) {
+      local_entry e = t->scratch[i];
+      std::size_t j = i;
+      for (; j >= gap && t->scratch[j - gap].ordinal > e.ordinal; j -= gap)
+        t->scratch[j] = t->scratch[j - gap];
+      t->scratch[j] = e;
+    }
+  unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::addresses_record{n});
+  fmt::address_list_encoder entries;
+  for (std::size_t i = 0; i < n; ++i)
+    p = entries.encode(p, fmt::address_entry{t->scratch[i].ordinal, t->scratch[i].addr});
+  commit(t, p);
+}
+
+void write_thread_record(thread_state* t) {
+  unsigned char* p = ensure_space(t, 16);
+  commit(t, fmt::encode(p, fmt::thread_record{static_cast<std::uint64_t>(syscall(SYS_gettid))}));
+}
+
+// Linear-probing deletion by backward shift: no tombstones, so lookups stay short.
+void local_erase(thread_state* t, std::size_t hole) {
+  constexpr std::size_t mask = local_capacity - 1;
+  std::size_t i = hole;
+  for (;;) {
+    i = (i + 1) & mask;
+    if (t->local[i].addr == 0) break;
+    std::size_t home = local_slot(t->local[i].addr);
+    // Move entry i into the hole unless its home lies cyclically in (hole, i].
+    bool stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+    if (stays) continue;
+    t->local[hole] = t->local[i];
+    hole = i;
+  }
+  t->local[hole].addr = 0;
+  --t->local_count;
+}
+
+void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void* ptr,
+                  const caller_frame& from) {
+  std::uint64_t ticks = stamp_event(t);
+  std::uintptr_t ips[max_depth_limit];
+  std::size_t n = unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp,
+                                      stack_top(t, from.sp));
+  std::uint32_t id = stack_id(t, ips, n);
+  unsigned char* p = ensure_space(t, 48);
+  commit(t, fmt::encode(p, fmt::alloc_record{kind, take_dt(t, ticks), size, id}));
+  t->has_events = true;
+  auto addr = reinterpret_cast<std::uintptr_t>(ptr);
+  std::size_t i = local_slot(addr);
+  while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
+  // The same address again: another thread freed the older allocation (with its address, as a
+  // FREE); keep the older one's address for ADDRESSES.
+  if (t->local[i].addr == 0)
+    ++t->local_count;
+  else
+    t->evicted[t->evicted_count++] = t->local[i];
+  t->local[i] =
+      local_entry{addr, t->alloc_ordinal++, free_epoch(addr).load(std::memory_order_relaxed)};
+  if (t->local_count + t->evicted_count >= local_limit) flush(t, false);
+}
+
+}  // namespace lowalloc::trace

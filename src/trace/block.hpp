@@ -1,0 +1,120 @@
+// The thread's current block and how events are encoded into it, in the records of
+// records.hpp: the TIME that opens a block, ALLOC with its STACK, FREE or FREE_LOCAL, and the
+// ADDRESSES that close it. Allocations not yet freed in the block are kept in a block-local
+// table, so that a free of one of them names it by its distance instead of its address. The
+// free path and the buffer's bookkeeping are inline: every event takes them.
+#ifndef LOWALLOC_SRC_TRACE_BLOCK_HPP
+#define LOWALLOC_SRC_TRACE_BLOCK_HPP
+
+#include "trace/clock.hpp"
+#include "trace/format.hpp"
+#include "trace/records.hpp"
+#include "trace/sink.hpp"
+#include "trace/thread_state.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#pragma GCC visibility push(hidden)
+
+namespace lowalloc::trace {
+
+// Room for `bytes` more in the block (the block is flushed if needed); returns where to write.
+inline unsigned char* ensure_space(thread_state* t, std::size_t bytes) {
+  if (t->pos + bytes > buffer_bytes) flush(t, false);
+  return t->buffer + t->pos;
+}
+
+inline void commit(thread_state* t, const unsigned char* end) {
+  t->pos = static_cast<std::size_t>(end - t->buffer);
+}
+
+// The delta of a timed record; time never runs backwards within a stream.
+inline std::uint64_t take_dt(thread_state* t, std::uint64_t ticks) {
+  if (ticks < t->clock) return 0;
+  std::uint64_t dt = ticks - t->clock;
+  t->clock = ticks;
+  return dt;
+}
+
+// Opens a block with TIME and empties the block-local table.
+void begin_block(thread_state* t);
+
+// Closes a block with ADDRESSES, the addresses of its allocations it did not free, by ordinal.
+// Written into the trailer space beyond buffer_bytes, reserved for it.
+void write_addresses(thread_state* t);
+
+void write_thread_record(thread_state* t);
+
+// Frees that carry an address bump a counter per address hash. A thread's block-local entry is
+// valid only while the counter is what it was at the allocation: if another thread freed the block
+// (and the address came back to this thread through another allocation), the entry is stale and
+// the free must carry its address. One relaxed load per allocation and per local free, one
+// relaxed increment per free with an address; the coherence of each counter orders them.
+inline constexpr std::size_t free_epoch_buckets = 16384;
+extern std::atomic<std::uint32_t> free_epochs[free_epoch_buckets];
+
+inline std::atomic<std::uint32_t>& free_epoch(std::uintptr_t addr) {
+  return free_epochs[((addr >> 4) * 0x9E3779B97F4A7C15u) >> (64 - 14)];
+}
+
+inline std::size_t local_slot(std::uintptr_t addr) {
+  return static_cast<std::size_t>(((addr >> 4) * 0x9E3779B97F4A7C15u) >> 52) & (local_capacity - 1);
+}
+
+// Removes entry `hole` of the block-local table.
+void local_erase(thread_state* t, std::size_t hole);
+
+// Where a hook was called from: its return address, the stack pointer after it returns, and the
+// caller's rbp (saved by the hook's own frame-pointer prologue). The walk starts there.
+struct caller_frame {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t rbp;
+};
+
+#define LOWALLOC_CALLER_FRAME()                                            \
+  caller_frame {                                                           \
+    reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),         \
+        reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) + 16, \
+        *static_cast<const std::uintptr_t*>(__builtin_frame_address(0))    \
+  }
+
+// ALLOC of `size` bytes at `ptr`, with the stack that `from` starts (and its STACK if new). Out
+// of line: the hooks stay small for the events they do not record.
+__attribute__((noinline)) void record_alloc(thread_state* t, trace_format::alloc_kind kind,
+                                            std::size_t size, void* ptr, const caller_frame& from);
+
+// FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, else FREE.
+inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
+  t->has_events = true;
+  unsigned char* p = ensure_space(t, 32);
+  auto addr = reinterpret_cast<std::uintptr_t>(ptr);
+  std::size_t i = local_slot(addr);
+  while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
+  std::atomic<std::uint32_t>& epoch = free_epoch(addr);
+  bool local = t->local[i].addr == addr;
+  if (local && epoch.load(std::memory_order_relaxed) != t->local[i].epoch) {
+    // Stale: another thread freed this allocation, and this free is of a later allocation at the
+    // same address. The old one's address goes to ADDRESSES; this free carries its address.
+    t->evicted[t->evicted_count++] = t->local[i];
+    local_erase(t, i);
+    local = false;
+  }
+  if (local) {
+    std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
+    p = trace_format::encode(p, trace_format::free_local_record{take_dt(t, ticks), distance});
+    local_erase(t, i);
+  } else {
+    epoch.fetch_add(1, std::memory_order_relaxed);
+    p = trace_format::encode(p, trace_format::free_record{take_dt(t, ticks), addr}, t->encoding);
+  }
+  commit(t, p);
+}
+
+}  // namespace lowalloc::trace
+
+#pragma GCC visibility pop
+
+#endif  // LOWALLOC_SRC_TRACE_BLOCK_HPP

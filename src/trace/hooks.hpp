@@ -1,0 +1,57 @@
+// The functions the recorder interposes, listed once. The list generates the table of the real
+// functions (bootstrap.hpp), their lookup with dlsym (bootstrap.cpp) and the exported wrappers of
+// the shapes that repeat (hooks.cpp); a wrapper with a body of its own is written by hand there,
+// against the declaration the list makes. The list's order is the lookup order.
+//
+// X(shape, name, member, result, params, args)
+//   shape   how hooks.cpp defines the wrapper: `own` (by hand), `module` (after the real call
+//           succeeds, look for modules loaded), `exec` (before the call, the image's trace ends;
+//           the parameter `path` names the program)
+//   name    the C symbol
+//   member  its slot in real_functions (_exit and _Exit are reserved names)
+//   result, params, args   its signature, and its parameters as passed on
+//
+// execl, execlp and execle have no real function of their own: hooks.cpp collects their
+// arguments and calls the exec hooks of the list.
+#ifndef LOWALLOC_SRC_TRACE_HOOKS_HPP
+#define LOWALLOC_SRC_TRACE_HOOKS_HPP
+
+#include <dlfcn.h>
+
+#include <cstddef>
+
+// clang-format off
+#define LOWALLOC_HOOKS(X)                                                                          \
+  X(own, malloc, malloc, void*, (std::size_t size), (size))                                        \
+  X(own, free, free, void, (void* ptr), (ptr))                                                     \
+  X(own, calloc, calloc, void*, (std::size_t count, std::size_t size), (count, size))              \
+  X(own, realloc, realloc, void*, (void* ptr, std::size_t size), (ptr, size))                      \
+  X(own, reallocarray, reallocarray, void*, (void* ptr, std::size_t count, std::size_t size),      \
+    (ptr, count, size))                                                                            \
+  X(own, posix_memalign, posix_memalign, int,                                                      \
+    (void** out, std::size_t alignment, std::size_t size), (out, alignment, size))                 \
+  X(own, aligned_alloc, aligned_alloc, void*, (std::size_t alignment, std::size_t size),           \
+    (alignment, size))                                                                             \
+  X(own, memalign, memalign, void*, (std::size_t alignment, std::size_t size), (alignment, size))  \
+  X(own, valloc, valloc, void*, (std::size_t size), (size))                                        \
+  X(own, pvalloc, pvalloc, void*, (std::size_t size), (size))                                      \
+  X(module, dlopen, dlopen, void*, (const char* path, int mode), (path, mode))                     \
+  X(module, dlmopen, dlmopen, void*, (Lmid_t lmid, const char* path, int mode),                    \
+    (lmid, path, mode))                                                                            \
+  X(own, dlclose, dlclose, int, (void* handle), (handle))                                          \
+  X(own, _exit, exit_now, void, (int status), (status))                                            \
+  X(own, _Exit, exit_now2, void, (int status), (status))                                           \
+  X(exec, execve, execve, int, (const char* path, char* const argv[], char* const envp[]),         \
+    (path, argv, envp))                                                                            \
+  X(exec, execv, execv, int, (const char* path, char* const argv[]), (path, argv))                 \
+  X(exec, execvp, execvp, int, (const char* path, char* const argv[]), (path, argv))               \
+  X(exec, execvpe, execvpe, int, (const char* path, char* const argv[], char* const envp[]),       \
+    (path, argv, envp))                                                                            \
+  X(own, fexecve, fexecve, int, (int fd, char* const argv[], char* const envp[]),                  \
+    (fd, argv, envp))                                                                              \
+  X(own, execveat, execveat, int,                                                                  \
+    (int dirfd, const char* path, char* const argv[], char* const envp[], int flags),              \
+    (dirfd, path, argv, envp, flags))
+// clang-format on
+
+#endif  // LOWALLOC_SRC_TRACE_HOOKS_HPP

@@ -1,0 +1,216 @@
+// Start, fork, exec, thread exit and process exit (lifecycle.hpp).
+#include "trace/lifecycle.hpp"
+
+#include "trace/block.hpp"
+#include "trace/bootstrap.hpp"
+#include "trace/clock.hpp"
+#include "trace/config.hpp"
+#include "trace/modules.hpp"
+#include "trace/sink.hpp"
+#include "trace/thread_state.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace lowalloc::trace {
+
+namespace fmt = lowalloc::trace_format;
+
+namespace {
+
+pid_t traced_pid = 0;  // a vfork child shares our memory and must not touch it
+
+void write_process_records(thread_state* t, std::uint64_t flags) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = 0;
+  std::size_t need = 64 + 4200;
+  for (int i = 0; i < saved_argc; ++i) need += 16 + std::strlen(saved_argv[i]);
+  if (need > buffer_bytes / 2) need = buffer_bytes / 2;
+  unsigned char* p = ensure_space(t, need);
+  unsigned char* end = t->buffer + buffer_bytes - 16;
+  fmt::process_record record{static_cast<std::uint64_t>(getpid()),
+                             static_cast<std::uint64_t>(getppid()), flags, std::string_view(exe),
+                             0};
+  // argv gets at most half the room left after the fields before argc: the record encoded with
+  // argc 0 (one byte) shows where they end; then it is encoded with the count.
+  const unsigned char* fixed_end = fmt::encode(p, record, 4096) - 1;
+  int argc = 0;
+  std::size_t budget = static_cast<std::size_t>(end - fixed_end) - 16;
+  std::size_t used = 0;
+  while (argc < saved_argc && used + std::strlen(saved_argv[argc]) + 10 < budget / 2)
+    used += std::strlen(saved_argv[argc++]) + 10;
+  record.argc = static_cast<std::uint64_t>(argc);
+  p = fmt::encode(p, record, 4096);
+  for (int i = 0; i < argc; ++i) p = fmt::put_string(p, saved_argv[i], fmt::max_string_bytes);
+  commit(t, p);
+}
+
+void write_end_records(thread_state* t) {
+  unsigned char* p = ensure_space(t, 64);
+  // A last (ticks, ns) pair: the run time of a program shorter than a tick, and the calibration.
+  std::uint64_t ticks = stamp_now();
+  p = fmt::encode(p, fmt::time_record{ticks, monotonic_ns()});
+  t->clock = ticks > t->clock ? ticks : t->clock;
+  std::uint64_t lost = lost_events.load(std::memory_order_relaxed);
+  if (lost != 0) p = fmt::encode(p, fmt::lost_record{lost});
+  p = fmt::encode(p, fmt::end_record{take_dt(t, stamp_now())});
+  commit(t, p);
+}
+
+void on_thread_exit(void* state) {
+  auto* t = static_cast<thread_state*>(state);
+  if (t == nullptr || t != tls_state) return;
+  bool guard = tls_guard;
+  tls_guard = true;
+  flush(t, true);
+  wait_for_buffers(t);
+  tls_state = nullptr;
+  tls_dead = true;
+  release_thread_state(t);
+  tls_guard = guard;
+}
+
+// Lock order: module_mutex, then the sink's.
+void fork_prepare() {
+  modules_fork_prepare();
+  sink_fork_prepare();
+}
+
+void fork_parent() {
+  sink_fork_parent();
+  modules_fork_parent();
+}
+
+void fork_child() {
+  sink_fork_child();
+  modules_fork_child();
+  if (!tracing.load(std::memory_order_relaxed)) return;
+  traced_pid = getpid();
+  close_parent_file();
+  if (!follow_fork) {
+    tracing.store(false, std::memory_order_relaxed);
+    return;
+  }
+  // The child's file starts afresh: new streams, the parent's unflushed events dropped (the
+  // parent writes them), stack ids defined again, every module written again.
+  start_child_file(base_path);
+  next_stream.store(1, std::memory_order_relaxed);
+  lost_events.store(0, std::memory_order_relaxed);  // the parent's, reported in its own file
+  thread_state* t = tls_state;
+  if (t == nullptr && !tls_dead) {
+    // A thread that had not recorded anything forked: the child's first block still needs its
+    // PROCESS and MODULE records.
+    bool guard = tls_guard;
+    tls_guard = true;
+    t = create_thread_state();
+    tls_state = t;
+    tls_guard = guard;
+  }
+  if (t != nullptr) {
+    t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
+    t->pos = 0;
+    t->has_events = false;
+    reset_stacks(t->stacks);
+    begin_block(t);
+    bool guard = tls_guard;
+    tls_guard = true;
+    write_thread_record(t);
+    write_process_records(t, fmt::process_flag_fork_child);
+    write_module_records(t, true);
+    tls_guard = guard;
+  }
+}
+
+__attribute__((constructor(101))) void init_recorder(int argc, char** argv, char**) {
+  if (!ready()) return;
+  tls_guard = true;
+  save_argv(argc, argv);
+  if (!read_config()) {
+    tls_guard = false;
+    return;  // loaded without `lowalloc run`: do nothing
+  }
+  std::uint64_t flags = 0;
+  if (claim_first_image()) {
+    set_trace_path(base_path);
+  } else {
+    derive_trace_path(base_path);
+    flags |= fmt::process_flag_exec;
+  }
+  if (!follow_exec) stop_exec_inheritance();
+
+  traced_pid = getpid();
+  use_tsc = cpu_has_invariant_tsc();
+  pthread_key_create(&thread_key, on_thread_exit);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  if (!start_compressor()) {
+    tls_guard = false;
+    return;
+  }
+  tracing.store(true, std::memory_order_relaxed);
+  if (!open_trace_file()) {
+    tls_guard = false;
+    return;
+  }
+  thread_state* t = create_thread_state();
+  tls_state = t;
+  if (t != nullptr) {
+    // The first block of the file carries the process and the modules.
+    write_process_records(t, flags);
+    write_module_records(t, true);
+  }
+  start_writer();
+  tls_guard = false;
+}
+
+__attribute__((destructor(101))) void fini_recorder() { finish_process(); }
+
+}  // namespace
+
+void finish_process() {
+  if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid) return;
+  if (tls_guard) {
+    // _exit from a signal handler that interrupted this thread inside the recorder: its buffer is
+    // half written and it may hold a lock. Write nothing; the trace reads as a killed process.
+    tracing.store(false, std::memory_order_relaxed);
+    return;
+  }
+  bool guard = tls_guard;
+  tls_guard = true;
+  thread_state* t = tls_state;
+  if (t == nullptr && !tls_dead) {
+    t = create_thread_state();
+    tls_state = t;
+  }
+  if (t != nullptr) {
+    write_end_records(t);
+    flush(t, false);
+  }
+  drain_writer();
+  tracing.store(false, std::memory_order_relaxed);
+  tls_guard = guard;
+}
+
+// Other threads' unflushed events are lost, as at exit. A fork child that recorded nothing writes
+// no file. In a vfork child (it shares our memory; fork handlers did not run) nothing is touched.
+void before_exec(const char* path) {
+  if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
+  tls_guard = true;
+  thread_state* t = tls_state;
+  if (t != nullptr && (!file_pending || t->has_events)) {
+    std::size_t n = path != nullptr ? std::strlen(path) : 0;
+    if (n > 4096) n = 4096;
+    unsigned char* p = ensure_space(t, 32 + n);
+    commit(t, fmt::encode(p, fmt::exec_record{take_dt(t, stamp_now()), std::string_view(path, n)},
+                          4096));
+    flush(t, false);
+    drain_writer();
+  }
+  tls_guard = false;
+}
+
+}  // namespace lowalloc::trace

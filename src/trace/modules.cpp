@@ -1,0 +1,127 @@
+// The module table and its MODULE and UNMODULE records (modules.hpp).
+#include "trace/modules.hpp"
+
+#include "trace/block.hpp"
+#include "trace/thread_state.hpp"
+#include "trace/unwind.hpp"
+
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace lowalloc::trace {
+
+namespace fmt = lowalloc::trace_format;
+
+namespace {
+
+struct module_slot {
+  std::uintptr_t bias;
+  const void* phdr;  // identifies the object together with bias
+  std::uint32_t id;
+  bool seen;
+};
+
+constexpr std::size_t max_modules = 1024;
+module_slot modules[max_modules];
+std::size_t module_count = 0;
+std::uint32_t next_module_id = 1;
+pthread_mutex_t module_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+struct scan_context {
+  thread_state* t;
+  bool all;  // write every module (new file), not only new ones
+};
+
+int scan_one(dl_phdr_info* info, std::size_t, void* data) {
+  auto* ctx = static_cast<scan_context*>(data);
+  module_slot* slot = nullptr;
+  for (std::size_t i = 0; i < module_count; ++i) {
+    if (modules[i].bias == info->dlpi_addr && modules[i].phdr == info->dlpi_phdr) {
+      slot = &modules[i];
+      break;
+    }
+  }
+  bool is_new = slot == nullptr;
+  if (is_new) {
+    if (module_count == max_modules) return 0;
+    slot = &modules[module_count++];
+    slot->bias = info->dlpi_addr;
+    slot->phdr = info->dlpi_phdr;
+    slot->id = next_module_id++;
+  }
+  slot->seen = true;
+  if (!is_new && !ctx->all) return 0;
+
+  char path[4096];
+  const char* name = info->dlpi_name;
+  if (name == nullptr || name[0] == 0) {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    name = path;
+  }
+  thread_state* t = ctx->t;
+  unsigned char* p = ensure_space(t, 64 + 4200 + info->dlpi_phnum * 20u);
+  std::uint64_t dt = take_dt(t, stamp_now());
+  std::size_t loads = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
+  p = fmt::encode(
+      p, fmt::module_record{dt, slot->id, info->dlpi_addr, std::string_view(name), loads}, 4096);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    p = fmt::encode(p, fmt::segment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz});
+  }
+  commit(t, p);
+  return 0;
+}
+
+}  // namespace
+
+void write_module_records(thread_state* t, bool all) {
+  pthread_mutex_lock(&module_mutex);
+  for (std::size_t i = 0; i < module_count; ++i) modules[i].seen = false;
+  scan_context ctx{t, all};
+  dl_iterate_phdr(scan_one, &ctx);
+  bool removed = false;
+  for (std::size_t i = 0; i < module_count;) {
+    if (modules[i].seen) {
+      ++i;
+      continue;
+    }
+    unsigned char* p = ensure_space(t, 32);
+    commit(t, fmt::encode(p, fmt::unmodule_record{take_dt(t, stamp_now()), modules[i].id}));
+    modules[i] = modules[--module_count];
+    removed = true;
+  }
+  if (removed) {
+    unwind_modules_invalidate();
+    module_generation.fetch_add(1, std::memory_order_acq_rel);
+  }
+  pthread_mutex_unlock(&module_mutex);
+}
+
+void after_module_change() {
+  if (!tracing.load(std::memory_order_relaxed) || tls_guard) return;
+  tls_guard = true;
+  thread_state* t = tls_state;
+  if (t == nullptr && !tls_dead) {
+    t = create_thread_state();
+    tls_state = t;
+  }
+  if (t != nullptr) write_module_records(t, false);
+  tls_guard = false;
+}
+
+void modules_fork_prepare() { pthread_mutex_lock(&module_mutex); }
+
+void modules_fork_parent() { pthread_mutex_unlock(&module_mutex); }
+
+void modules_fork_child() { pthread_mutex_init(&module_mutex, nullptr); }
+
+}  // namespace lowalloc::trace

@@ -1,0 +1,33 @@
+// Small helpers for the recorder, which has no C++ runtime and must not allocate through the
+// program's malloc: anonymous memory, whole writes, one-line messages, branch hints.
+#ifndef LOWALLOC_SRC_TRACE_OS_HPP
+#define LOWALLOC_SRC_TRACE_OS_HPP
+
+#include <sys/mman.h>
+
+#include <cstddef>
+
+#define LOWALLOC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LOWALLOC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#pragma GCC visibility push(hidden)
+
+namespace lowalloc::trace {
+
+// Zero-filled private memory, or nullptr.
+inline void* map_memory(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+// Writes all of [s, s + n) to fd, retrying after signals; gives up on an error.
+void write_all(int fd, const char* s, std::size_t n);
+
+// "lowalloc: " a b c d on stderr, as one line.
+void say(const char* a, const char* b = "", const char* c = "", const char* d = "");
+
+}  // namespace lowalloc::trace
+
+#pragma GCC visibility pop
+
+#endif  // LOWALLOC_SRC_TRACE_OS_HPP

@@ -1,0 +1,531 @@
+// The records of a block payload (docs/trace-format.md, "Records"), each defined once: its tag,
+// its fields, how the recorder encodes it and how the reader decodes it.
+//
+// Encoding writes to raw memory and needs nothing of the C++ runtime (the recorder has none);
+// the caller reserves room first (each encoder's bound is next to it). Decoding is a template
+// over the reader's byte source, which owns error handling:
+//
+//   struct Reader {
+//     std::uint8_t byte();                   // the next byte
+//     std::uint64_t varint();                // unsigned LEB128
+//     std::int64_t svarint();                // zig-zag, then LEB128
+//     std::string_view string();             // varint length, then the bytes
+//     std::uint64_t count(std::size_t min);  // a count of items of at least `min` bytes each
+//     [[noreturn]] void fail(const char* what);  // a record that cannot be decoded
+//   };
+//
+// Records that hold a list (PROCESS, MODULE, STACK, ADDRESSES) hand the visitor their fixed
+// fields and a cursor over the items, decoded as the visitor takes them, so that a check on an
+// item fails at that item's position; the items a visitor does not take are skipped.
+#ifndef LOWALLOC_SRC_TRACE_RECORDS_HPP
+#define LOWALLOC_SRC_TRACE_RECORDS_HPP
+
+#include "trace/format.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace lowalloc::trace_format {
+
+// --- primitives ----------------------------------------------------------------------------------
+
+inline constexpr std::size_t max_varint_bytes = 10;
+
+inline unsigned char* put_varint(unsigned char* p, std::uint64_t v) noexcept {
+  while (v >= 0x80) {
+    *p++ = static_cast<unsigned char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<unsigned char>(v);
+  return p;
+}
+
+inline unsigned char* put_svarint(unsigned char* p, std::int64_t v) noexcept {
+  return put_varint(p, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+
+// A string of at most `cap` bytes: longer ones are cut.
+inline unsigned char* put_string(unsigned char* p, const char* s, std::size_t n,
+                                 std::size_t cap) noexcept {
+  if (n > cap) n = cap;
+  p = put_varint(p, n);
+  if (n != 0) std::memcpy(p, s, n);
+  return p + n;
+}
+
+inline unsigned char* put_string(unsigned char* p, const char* s, std::size_t cap) noexcept {
+  return put_string(p, s, s != nullptr ? std::strlen(s) : 0, cap);
+}
+
+// --- the records ---------------------------------------------------------------------------------
+
+/// TIME: sets the stream clock (absolute ticks) and pairs it with CLOCK_MONOTONIC.
+struct time_record {
+  static constexpr std::uint8_t tag = tag_time;
+  std::uint64_t ticks = 0;
+  std::uint64_t ns = 0;
+};
+
+/// PROCESS: the traced process; then `argc` strings of argv.
+struct process_record {
+  static constexpr std::uint8_t tag = tag_process;
+  std::uint64_t pid = 0;
+  std::uint64_t ppid = 0;
+  std::uint64_t flags = 0;  // process_flag_*
+  std::string_view exe;
+  std::uint64_t argc = 0;
+};
+
+/// THREAD: the OS thread id of the stream.
+struct thread_record {
+  static constexpr std::uint8_t tag = tag_thread;
+  std::uint64_t tid = 0;
+};
+
+/// MODULE: a loaded ELF object; then `segments` (start, size) ranges of its PT_LOAD segments.
+struct module_record {
+  static constexpr std::uint8_t tag = tag_module;
+  std::uint64_t dt = 0;
+  std::uint64_t id = 0;
+  std::uint64_t bias = 0;
+  std::string_view path;
+  std::uint64_t segments = 0;
+};
+
+struct segment {
+  std::uint64_t start = 0;
+  std::uint64_t size = 0;
+};
+
+/// UNMODULE: the module `id` was unloaded.
+struct unmodule_record {
+  static constexpr std::uint8_t tag = tag_unmodule;
+  std::uint64_t dt = 0;
+  std::uint64_t id = 0;
+};
+
+/// STACK: defines stack `id` of the stream; then `frames` return addresses, innermost first.
+struct stack_record {
+  static constexpr std::uint8_t tag = tag_stack;
+  std::uint64_t id = 0;
+  std::uint64_t frames = 0;
+};
+
+/// RESET: the stream's stack ids are void from here.
+struct reset_record {
+  static constexpr std::uint8_t tag = tag_reset;
+  std::uint64_t dt = 0;
+};
+
+/// ALLOC (tags 0x10..0x17, the low bits the allocation function): `size` bytes, stack `stack`.
+struct alloc_record {
+  static constexpr std::uint8_t tag = tag_alloc;
+  alloc_kind kind = kind_malloc;
+  std::uint64_t dt = 0;
+  std::uint64_t size = 0;
+  std::uint64_t stack = 0;
+};
+
+/// FREE: `addr` was freed. Written as a delta from the block's previous FREE address.
+struct free_record {
+  static constexpr std::uint8_t tag = tag_free;
+  std::uint64_t dt = 0;
+  std::uint64_t addr = 0;
+};
+
+/// LOST: events the recorder could not record.
+struct lost_record {
+  static constexpr std::uint8_t tag = tag_lost;
+  std::uint64_t count = 0;
+};
+
+/// END: the process ended normally.
+struct end_record {
+  static constexpr std::uint8_t tag = tag_end;
+  std::uint64_t dt = 0;
+};
+
+/// FREE_LOCAL: frees the block's allocation `distance` ALLOC records back (0: the latest).
+struct free_local_record {
+  static constexpr std::uint8_t tag = tag_free_local;
+  std::uint64_t dt = 0;
+  std::uint64_t distance = 0;
+};
+
+/// ADDRESSES: the last record of a block; then `count` (ordinal, address) entries, ordinals
+/// increasing, each field a delta from the previous entry.
+struct addresses_record {
+  static constexpr std::uint8_t tag = tag_addresses;
+  std::uint64_t count = 0;
+};
+
+struct address_entry {
+  std::uint64_t ordinal = 0;
+  std::uint64_t addr = 0;
+};
+
+/// EXEC: the image called exec.
+struct exec_record {
+  static constexpr std::uint8_t tag = tag_exec;
+  std::uint64_t dt = 0;
+  std::string_view path;
+};
+
+// --- encoding ------------------------------------------------------------------------------------
+// Each `encode` returns the end of what it wrote. Bounds: a record of fixed fields takes at most
+// 1 + max_varint_bytes per field; strings and lists add their own bytes.
+
+/// What encoding carries from one record to the next within a block: FREE addresses are deltas.
+struct block_encoding {
+  std::uint64_t free_addr = 0;
+};
+
+inline unsigned char* encode(unsigned char* p, const time_record& r) noexcept {
+  *p++ = time_record::tag;
+  p = put_varint(p, r.ticks);
+  return put_varint(p, r.ns);
+}
+
+/// The fixed fields; then `r.argc` put_string calls for argv.
+inline unsigned char* encode(unsigned char* p, const process_record& r,
+                             std::size_t exe_cap) noexcept {
+  *p++ = process_record::tag;
+  p = put_varint(p, r.pid);
+  p = put_varint(p, r.ppid);
+  p = put_varint(p, r.flags);
+  p = put_string(p, r.exe.data(), r.exe.size(), exe_cap);
+  return put_varint(p, r.argc);
+}
+
+inline unsigned char* encode(unsigned char* p, const thread_record& r) noexcept {
+  *p++ = thread_record::tag;
+  return put_varint(p, r.tid);
+}
+
+/// The fixed fields; then `r.segments` encode(p, segment) calls.
+inline unsigned char* encode(unsigned char* p, const module_record& r,
+                             std::size_t path_cap) noexcept {
+  *p++ = module_record::tag;
+  p = put_varint(p, r.dt);
+  p = put_varint(p, r.id);
+  p = put_varint(p, r.bias);
+  p = put_string(p, r.path.data(), r.path.size(), path_cap);
+  return put_varint(p, r.segments);
+}
+
+inline unsigned char* encode(unsigned char* p, const segment& s) noexcept {
+  p = put_varint(p, s.start);
+  return put_varint(p, s.size);
+}
+
+inline unsigned char* encode(unsigned char* p, const unmodule_record& r) noexcept {
+  *p++ = unmodule_record::tag;
+  p = put_varint(p, r.dt);
+  return put_varint(p, r.id);
+}
+
+/// The whole record: at most 1 + 2 * max_varint_bytes + n * max_varint_bytes bytes.
+template <class Address>
+unsigned char* encode_stack(unsigned char* p, std::uint64_t id, const Address* ips,
+                            std::size_t n) noexcept {
+  *p++ = stack_record::tag;
+  p = put_varint(p, id);
+  p = put_varint(p, n);
+  if (n == 0) return p;
+  p = put_varint(p, ips[0]);
+  for (std::size_t k = 1; k < n; ++k)
+    p = put_svarint(p, static_cast<std::int64_t>(static_cast<std::uint64_t>(ips[k]) -
+                                                 static_cast<std::uint64_t>(ips[k - 1])));
+  return p;
+}
+
+inline unsigned char* encode(unsigned char* p, const reset_record& r) noexcept {
+  *p++ = reset_record::tag;
+  return put_varint(p, r.dt);
+}
+
+inline unsigned char* encode(unsigned char* p, const alloc_record& r) noexcept {
+  *p++ = static_cast<unsigned char>(unsigned{alloc_record::tag} | unsigned{r.kind});
+  p = put_varint(p, r.dt);
+  p = put_varint(p, r.size);
+  return put_varint(p, r.stack);
+}
+
+inline unsigned char* encode(unsigned char* p, const free_record& r, block_encoding& b) noexcept {
+  *p++ = free_record::tag;
+  p = put_varint(p, r.dt);
+  p = put_svarint(p, static_cast<std::int64_t>(r.addr - b.free_addr));
+  b.free_addr = r.addr;
+  return p;
+}
+
+inline unsigned char* encode(unsigned char* p, const lost_record& r) noexcept {
+  *p++ = lost_record::tag;
+  return put_varint(p, r.count);
+}
+
+inline unsigned char* encode(unsigned char* p, const end_record& r) noexcept {
+  *p++ = end_record::tag;
+  return put_varint(p, r.dt);
+}
+
+inline unsigned char* encode(unsigned char* p, const free_local_record& r) noexcept {
+  *p++ = free_local_record::tag;
+  p = put_varint(p, r.dt);
+  return put_varint(p, r.distance);
+}
+
+/// The count; then the entries through an address_list_encoder.
+inline unsigned char* encode(unsigned char* p, const addresses_record& r) noexcept {
+  *p++ = addresses_record::tag;
+  return put_varint(p, r.count);
+}
+
+/// The entries of ADDRESSES, in increasing ordinal: at most 2 * max_varint_bytes each.
+class address_list_encoder {
+ public:
+  unsigned char* encode(unsigned char* p, const address_entry& e) noexcept {
+    p = put_varint(p, e.ordinal - prev_.ordinal);
+    p = put_svarint(p, static_cast<std::int64_t>(e.addr - prev_.addr));
+    prev_ = e;
+    return p;
+  }
+
+ private:
+  address_entry prev_;
+};
+
+inline unsigned char* encode(unsigned char* p, const exec_record& r,
+                             std::size_t path_cap) noexcept {
+  *p++ = exec_record::tag;
+  p = put_varint(p, r.dt);
+  return put_string(p, r.path.data(), r.path.size(), path_cap);
+}
+
+// --- decoding ------------------------------------------------------------------------------------
+
+/// What decoding carries from one record to the next within a block.
+struct block_decoding {
+  std::uint64_t free_addr = 0;
+};
+
+/// The items of a list record, decoded one `next()` at a time.
+template <class Reader>
+class cursor_base {
+ public:
+  cursor_base(Reader& r, std::uint64_t n) : r_(r), left_(n) {}
+  std::uint64_t left() const noexcept { return left_; }
+
+ protected:
+  Reader& r_;
+  std::uint64_t left_;
+};
+
+template <class Reader, class Item>
+class item_cursor;
+
+/// PROCESS: argv.
+template <class Reader>
+class item_cursor<Reader, std::string_view> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  std::string_view next() {
+    --this->left_;
+    return this->r_.string();
+  }
+};
+
+/// MODULE: the PT_LOAD segments.
+template <class Reader>
+class item_cursor<Reader, segment> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  segment next() {
+    --this->left_;
+    segment s;
+    s.start = this->r_.varint();
+    s.size = this->r_.varint();
+    return s;
+  }
+};
+
+/// STACK: return addresses, the first absolute, the others deltas from the one before.
+template <class Reader>
+class item_cursor<Reader, std::uint64_t> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  std::uint64_t next() {
+    ip_ = first_ ? this->r_.varint() : ip_ + static_cast<std::uint64_t>(this->r_.svarint());
+    first_ = false;
+    --this->left_;
+    return ip_;
+  }
+
+ private:
+  std::uint64_t ip_ = 0;
+  bool first_ = true;
+};
+
+/// ADDRESSES: entries with both deltas resolved; ordinals must increase.
+template <class Reader>
+class item_cursor<Reader, address_entry> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  address_entry next() {
+    const std::uint64_t delta = this->r_.varint();
+    if (!first_ && delta == 0) this->r_.fail("ADDRESSES ordinals not increasing");
+    // A sum past 2^64 (only a damaged record has one) names no allocation: saturate.
+    e_.ordinal = e_.ordinal + delta < delta ? ~std::uint64_t{0} : e_.ordinal + delta;
+    e_.addr += static_cast<std::uint64_t>(this->r_.svarint());
+    first_ = false;
+    --this->left_;
+    return e_;
+  }
+
+ private:
+  address_entry e_;
+  bool first_ = true;
+};
+
+namespace detail {
+
+template <class Cursor>
+void skip_rest(Cursor& c) {
+  while (c.left() != 0) c.next();
+}
+
+}  // namespace detail
+
+/// Decodes the record at the reader's position and hands it to `visit`: visit(record) for the
+/// records of fixed fields, visit(record, cursor) for those with a list. Returns the tag.
+template <class Reader, class Visitor>
+std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
+  const std::uint8_t tag = r.byte();
+  switch (tag) {
+    case tag_time: {
+      time_record rec;
+      rec.ticks = r.varint();
+      rec.ns = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_process: {
+      process_record rec;
+      rec.pid = r.varint();
+      rec.ppid = r.varint();
+      rec.flags = r.varint();
+      rec.exe = r.string();
+      rec.argc = r.count(1);
+      item_cursor<Reader, std::string_view> argv(r, rec.argc);
+      visit(rec, argv);
+      detail::skip_rest(argv);
+      break;
+    }
+    case tag_thread: {
+      thread_record rec;
+      rec.tid = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_module: {
+      module_record rec;
+      rec.dt = r.varint();
+      rec.id = r.varint();
+      rec.bias = r.varint();
+      rec.path = r.string();
+      rec.segments = r.count(2);
+      item_cursor<Reader, segment> segments(r, rec.segments);
+      visit(rec, segments);
+      detail::skip_rest(segments);
+      break;
+    }
+    case tag_unmodule: {
+      unmodule_record rec;
+      rec.dt = r.varint();
+      rec.id = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_stack: {
+      stack_record rec;
+      rec.id = r.varint();
+      if (rec.id == 0) r.fail("a STACK record defines stack id 0");  // 0 means "no stack"
+      rec.frames = r.count(1);
+      item_cursor<Reader, std::uint64_t> ips(r, rec.frames);
+      visit(rec, ips);
+      detail::skip_rest(ips);
+      break;
+    }
+    case tag_reset: {
+      reset_record rec;
+      rec.dt = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_free: {
+      free_record rec;
+      rec.dt = r.varint();
+      b.free_addr += static_cast<std::uint64_t>(r.svarint());
+      rec.addr = b.free_addr;
+      visit(rec);
+      break;
+    }
+    case tag_lost: {
+      lost_record rec;
+      rec.count = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_end: {
+      end_record rec;
+      rec.dt = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_free_local: {
+      free_local_record rec;
+      rec.dt = r.varint();
+      rec.distance = r.varint();
+      visit(rec);
+      break;
+    }
+    case tag_addresses: {
+      addresses_record rec;
+      rec.count = r.count(2);
+      item_cursor<Reader, address_entry> entries(r, rec.count);
+      visit(rec, entries);
+      detail::skip_rest(entries);
+      break;
+    }
+    case tag_exec: {
+      exec_record rec;
+      rec.dt = r.varint();
+      rec.path = r.string();
+      visit(rec);
+      break;
+    }
+    default: {
+      if (tag >= tag_alloc && tag < tag_alloc + 8) {
+        alloc_record rec;
+        rec.kind = static_cast<alloc_kind>(tag - tag_alloc);
+        rec.dt = r.varint();
+        rec.size = r.varint();
+        rec.stack = r.varint();
+        visit(rec);
+        break;
+      }
+      static const char hex[] = "0123456789abcdef";
+      char what[] = "unknown record tag 0x??";
+      what[sizeof what - 3] = hex[tag >> 4];
+      what[sizeof what - 2] = hex[tag & 15];
+      r.fail(what);
+    }
+  }
+  return tag;
+}
+
+}  // namespace lowalloc::trace_format
+
+#endif

@@ -1,0 +1,302 @@
+// The trace file, compression and the writer thread (sink.hpp).
+#include "trace/sink.hpp"
+
+#include "trace/block.hpp"
+#include "trace/config.hpp"
+#include "trace/format.hpp"
+#include "trace/os.hpp"
+#include "trace/thread_state.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace lowalloc::trace {
+
+namespace fmt = lowalloc::trace_format;
+
+bool file_pending = false;
+
+namespace {
+
+int trace_fd = -1;
+pthread_mutex_t file_mutex = PTHREAD_MUTEX_INITIALIZER;  // compression context and writes
+ZSTD_CCtx* cctx = nullptr;
+unsigned char* compress_buffer = nullptr;
+std::size_t compress_capacity = 0;
+char trace_path[4096];
+
+void manifest(const char* kind, const char* text) {
+  if (manifest_path[0] == 0) return;
+  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  char line[4200];
+  int n = std::snprintf(line, sizeof line, "%s %s\n", kind, text);
+  if (n > 0)
+    write_all(
+        fd, line,
+        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
+  close(fd);
+}
+
+void stop_tracing(const char* why) {
+  tracing.store(false, std::memory_order_relaxed);
+  char text[4200];
+  std::snprintf(text, sizeof text, "cannot write the trace to %s: %s; the program runs on untraced",
+                trace_path, why);
+  say(text);
+  manifest("error", text);
+  if (trace_fd >= 0) {
+    close(trace_fd);
+    trace_fd = -1;
+  }
+}
+
+bool write_bytes(const void* data, std::size_t n) {
+  auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(trace_fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      stop_tracing(w < 0 ? std::strerror(errno) : "short write");
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+void put_u32(unsigned char* p, std::uint32_t v) {
+  p[0] = static_cast<unsigned char>(v);
+  p[1] = static_cast<unsigned char>(v >> 8);
+  p[2] = static_cast<unsigned char>(v >> 16);
+  p[3] = static_cast<unsigned char>(v >> 24);
+}
+
+// Compresses one raw block and appends it to the file. Called with file_mutex held.
+void write_block(const unsigned char* data, std::size_t size, std::uint32_t stream) {
+  if (file_pending && tracing.load(std::memory_order_relaxed)) {
+    // A fork child's first block: create its own file now (a child that only execs writes none).
+    file_pending = false;
+    open_trace_file();  // the block begins with the child's PROCESS, THREAD and MODULE records
+  }
+  if (trace_fd < 0 || !tracing.load(std::memory_order_relaxed)) return;
+  std::size_t n = ZSTD_compress2(cctx, compress_buffer, compress_capacity, data, size);
+  if (ZSTD_isError(n)) {
+    lost_events.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  unsigned char header[fmt::block_header_size];
+  put_u32(header, fmt::block_magic);
+  put_u32(header + 4, static_cast<std::uint32_t>(n));
+  put_u32(header + 8, static_cast<std::uint32_t>(size));
+  put_u32(header + 12, stream);
+  iovec parts[2] = {{header, sizeof header}, {compress_buffer, n}};
+  ssize_t total = static_cast<ssize_t>(sizeof header + n);
+  ssize_t w;
+  do w = writev(trace_fd, parts, 2);
+  while (w < 0 && errno == EINTR);
+  if (w == total) return;
+  if (w < 0)
+    stop_tracing(std::strerror(errno));
+  else if (w >= static_cast<ssize_t>(sizeof header))
+    (void)write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
+                      static_cast<std::size_t>(total - w));
+  else
+    stop_tracing("short write");
+}
+
+// The writer thread. Each thread has two buffers: it fills one while the writer writes the
+// other. Blocks are written in the order they were handed over, so each stream's blocks stay in
+// order. Fork children and processes where the thread cannot start compress in the calling
+// thread instead.
+struct pending_block {
+  const unsigned char* data;
+  std::size_t size;
+  std::uint32_t stream;
+  bool* busy;  // the buffer's flag, cleared (under writer_mutex) once written
+};
+
+constexpr std::size_t queue_capacity = 256;
+pending_block queue[queue_capacity];
+std::size_t queue_head = 0;  // under writer_mutex; head == tail: empty
+std::size_t queue_tail = 0;
+std::size_t writing = 0;  // blocks taken by the writer and not yet written
+pthread_mutex_t writer_mutex = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
+pthread_cond_t writer_done = PTHREAD_COND_INITIALIZER;
+bool writer_running = false;
+
+void* writer_main(void*) {
+  tls_guard = true;  // the writer's own allocations (zstd) are not the program's
+  pthread_mutex_lock(&writer_mutex);
+  for (;;) {
+    while (queue_head == queue_tail) pthread_cond_wait(&writer_wake, &writer_mutex);
+    pending_block b = queue[queue_head % queue_capacity];
+    ++queue_head;
+    ++writing;
+    pthread_mutex_unlock(&writer_mutex);
+    pthread_mutex_lock(&file_mutex);
+    write_block(b.data, b.size, b.stream);
+    pthread_mutex_unlock(&file_mutex);
+    pthread_mutex_lock(&writer_mutex);
+    *b.busy = false;
+    --writing;
+    pthread_cond_broadcast(&writer_done);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void derive_trace_path(const char* base) {
+  char candidate[sizeof trace_path];
+  for (int k = 0; k < 1000; ++k) {
+    if (k == 0)
+      std::snprintf(candidate, sizeof candidate, "%s.%d", base, static_cast<int>(getpid()));
+    else
+      std::snprintf(candidate, sizeof candidate, "%s.%d.%d", base, static_cast<int>(getpid()), k);
+    if (access(candidate, F_OK) != 0) break;
+  }
+  std::memcpy(trace_path, candidate, sizeof trace_path);
+}
+
+void set_trace_path(const char* path) { std::snprintf(trace_path, sizeof trace_path, "%s", path); }
+
+bool start_compressor() {
+  cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  compress_capacity = ZSTD_compressBound(buffer_bytes);
+  compress_buffer = static_cast<unsigned char*>(map_memory(compress_capacity));
+  if (cctx == nullptr || compress_buffer == nullptr) {
+    say("cannot set up the trace compressor; the program runs on untraced");
+    return false;
+  }
+  return true;
+}
+
+// Called with file_mutex held (or before threads).
+bool open_trace_file() {
+  trace_fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (trace_fd < 0) {
+    stop_tracing(std::strerror(errno));
+    return false;
+  }
+  // Out of the way of the program's own descriptors: a program that closes the low ones and opens
+  // files of its own must not receive ours (it would get our blocks written into its file).
+  int high = fcntl(trace_fd, F_DUPFD_CLOEXEC, 700);
+  if (high >= 0) {
+    close(trace_fd);
+    trace_fd = high;
+  }
+  unsigned char header[fmt::file_header_size] = {};
+  std::memcpy(header, fmt::file_magic, 8);
+  header[8] = static_cast<unsigned char>(fmt::version & 0xff);
+  header[9] = static_cast<unsigned char>(fmt::version >> 8);
+  header[10] = static_cast<unsigned char>(fmt::file_header_size & 0xff);
+  header[11] = static_cast<unsigned char>(fmt::file_header_size >> 8);
+  if (!write_bytes(header, sizeof header)) return false;
+  manifest("file", trace_path);
+  return true;
+}
+
+void start_writer() {
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // The program's signals must never be delivered to the writer (its handlers would run there,
+  // maybe before the writer has set its guard): it starts with every signal blocked.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  writer_running = pthread_create(&thread, &attr, writer_main, nullptr) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  pthread_attr_destroy(&attr);
+  if (writer_running) pthread_setname_np(thread, "lowalloc-writer");
+}
+
+void drain_writer() {
+  if (!writer_running) return;
+  pthread_mutex_lock(&writer_mutex);
+  while (queue_head != queue_tail || writing != 0) pthread_cond_wait(&writer_done, &writer_mutex);
+  pthread_mutex_unlock(&writer_mutex);
+}
+
+void flush(thread_state* t, bool final_block) {
+  if (t->pos == 0) return;
+  write_addresses(t);
+  if (!writer_running) {
+    pthread_mutex_lock(&file_mutex);
+    write_block(t->buffer, t->pos, t->stream);
+    pthread_mutex_unlock(&file_mutex);
+  } else {
+    const int idx = t->buffer == t->buffers[0] ? 0 : 1;
+    pthread_mutex_lock(&writer_mutex);
+    while (queue_tail - queue_head == queue_capacity)
+      pthread_cond_wait(&writer_done, &writer_mutex);
+    t->busy[idx] = true;
+    queue[queue_tail % queue_capacity] = pending_block{t->buffer, t->pos, t->stream, &t->busy[idx]};
+    ++queue_tail;
+    pthread_cond_signal(&writer_wake);
+    while (t->busy[1 - idx]) pthread_cond_wait(&writer_done, &writer_mutex);
+    pthread_mutex_unlock(&writer_mutex);
+    t->buffer = t->buffers[1 - idx];
+  }
+  t->pos = 0;
+  if (!final_block) begin_block(t);
+}
+
+void wait_for_buffers(thread_state* t) {
+  if (!writer_running) return;
+  pthread_mutex_lock(&writer_mutex);
+  while (t->busy[0] || t->busy[1]) pthread_cond_wait(&writer_done, &writer_mutex);
+  pthread_mutex_unlock(&writer_mutex);
+}
+
+// Lock order: module_mutex (modules.cpp), writer_mutex, file_mutex (the writer never holds the
+// last two at once).
+void sink_fork_prepare() {
+  pthread_mutex_lock(&writer_mutex);
+  pthread_mutex_lock(&file_mutex);
+}
+
+void sink_fork_parent() {
+  pthread_mutex_unlock(&file_mutex);
+  pthread_mutex_unlock(&writer_mutex);
+}
+
+void sink_fork_child() {
+  pthread_mutex_init(&file_mutex, nullptr);
+  pthread_mutex_init(&writer_mutex, nullptr);
+  pthread_cond_init(&writer_wake, nullptr);
+  pthread_cond_init(&writer_done, nullptr);
+  // The writer thread is the parent's: the child compresses in its own threads, and the blocks
+  // queued at the fork belong to the parent's file.
+  writer_running = false;
+  queue_head = queue_tail = 0;
+  writing = 0;
+  if (tls_state != nullptr) tls_state->busy[0] = tls_state->busy[1] = false;
+}
+
+void close_parent_file() {
+  if (trace_fd >= 0) close(trace_fd);
+  trace_fd = -1;
+}
+
+void start_child_file(const char* base) {
+  derive_trace_path(base);
+  file_pending = true;
+}
+
+}  // namespace lowalloc::trace

@@ -1,0 +1,53 @@
+// Where the blocks go: the trace file (its name, its header, the manifest line that names it),
+// zstd compression, and the writer thread that compresses and appends the blocks threads hand
+// over, so that the program's threads spend no time in zstd. A thread calls flush() once per
+// block (64 KiB of events, or a quarter second): the only locks of the recorder's event path.
+#ifndef LOWALLOC_SRC_TRACE_SINK_HPP
+#define LOWALLOC_SRC_TRACE_SINK_HPP
+
+#pragma GCC visibility push(hidden)
+
+namespace lowalloc::trace {
+
+struct thread_state;
+
+// The file of this image: `path` itself, or `base.PID` (`base.PID.K` if that exists: an exec'd
+// image keeps its pid).
+void set_trace_path(const char* path);
+void derive_trace_path(const char* base);
+
+// Sets up the compression context; false (with a message) when it cannot.
+bool start_compressor();
+
+// Opens the trace file and writes its header; false (tracing stopped, with a message) on error.
+bool open_trace_file();
+
+// A fork child's file is created at its first block, so that a child that only execs writes none.
+extern bool file_pending;
+
+// Starts the writer thread; without it, threads compress their own blocks.
+void start_writer();
+
+// Ends the thread's current block: hands it to the writer (or writes it), then begins the next
+// one in the thread's other buffer unless `final_block`.
+void flush(thread_state* t, bool final_block);
+
+// Waits until neither of the thread's buffers is still being written (before unmapping them).
+void wait_for_buffers(thread_state* t);
+
+// Waits until every block handed over is in the file.
+void drain_writer();
+
+// Around fork: the sink's locks are held across it; the child gets fresh ones, no writer thread
+// (it compresses in its own threads) and, if it is traced, a file of its own.
+void sink_fork_prepare();
+void sink_fork_parent();
+void sink_fork_child();
+void close_parent_file();
+void start_child_file(const char* base);
+
+}  // namespace lowalloc::trace
+
+#pragma GCC visibility pop
+
+#endif  // LOWALLOC_SRC_TRACE_SINK_HPP

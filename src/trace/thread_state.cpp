@@ -1,0 +1,144 @@
+// Setting up, resetting and releasing a thread's state (thread_state.hpp).
+#include "trace/thread_state.hpp"
+
+#include "trace/block.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace lowalloc::trace {
+
+namespace fmt = lowalloc::trace_format;
+
+__thread thread_state* tls_state;
+__thread bool tls_guard;
+__thread bool tls_dead;
+
+std::atomic<bool> tracing{false};
+std::atomic<std::uint32_t> next_stream{1};
+std::atomic<std::uint32_t> module_generation{0};
+std::atomic<std::uint64_t> lost_events{0};
+pthread_key_t thread_key;
+
+namespace {
+
+// One mapping per thread: the state, two buffers (each with its ADDRESSES trailer), the unwind
+// cache, the block-local tables and the first stack table.
+std::size_t thread_mapping_bytes() {
+  std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
+  std::size_t state_bytes = (sizeof(thread_state) + 63) & ~std::size_t{63};
+  return state_bytes + 2 * (buffer_bytes + trailer_bytes) + cache_bytes +
+         (local_capacity + 2 * local_limit) * sizeof(local_entry) +
+         first_table_capacity * sizeof(stack_entry);
+}
+
+}  // namespace
+
+// Reads /proc/self/maps rather than calling pthread_getattr_np: that function takes the thread's
+// lock and calls realloc, and a thread's first allocation may come from inside it.
+bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_t* hi_out) {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  std::size_t have = 0;
+  std::uintptr_t result = 0;
+  bool eof = false;
+  while (result == 0) {
+    if (!eof && have < sizeof buf) {
+      ssize_t n = read(fd, buf + have, sizeof buf - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        eof = true;
+      else
+        have += static_cast<std::size_t>(n);
+    }
+    char* nl = static_cast<char*>(std::memchr(buf, '\n', have));
+    if (nl == nullptr) {
+      if (eof || have == sizeof buf) break;  // no line end: done, or a line over 4 KiB
+      continue;
+    }
+    // "start-end perms ...": two hex numbers.
+    std::uintptr_t lo = 0, hi = 0;
+    const char* c = buf;
+    auto hex = [&c](std::uintptr_t& v) {
+      for (;; ++c) {
+        unsigned d;
+        if (*c >= '0' && *c <= '9')
+          d = static_cast<unsigned>(*c - '0');
+        else if (*c >= 'a' && *c <= 'f')
+          d = static_cast<unsigned>(*c - 'a' + 10);
+        else
+          break;
+        v = v * 16 + d;
+      }
+    };
+    hex(lo);
+    if (*c == '-') {
+      ++c;
+      hex(hi);
+      if (lo <= address && address < hi) {
+        result = hi;
+        *lo_out = lo;
+        *hi_out = hi;
+      }
+    }
+    std::size_t used = static_cast<std::size_t>(nl + 1 - buf);
+    std::memmove(buf, nl + 1, have - used);
+    have -= used;
+  }
+  close(fd);
+  return result != 0;
+}
+
+thread_state* create_thread_state() {
+  std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
+  std::size_t state_bytes = (sizeof(thread_state) + 63) & ~std::size_t{63};
+  auto* mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
+  if (mem == nullptr) return nullptr;
+  auto* t = reinterpret_cast<thread_state*>(mem);
+  unsigned char* at = mem + state_bytes;
+  t->buffers[0] = at;
+  at += buffer_bytes + trailer_bytes;
+  t->buffers[1] = at;
+  at += buffer_bytes + trailer_bytes;
+  t->buffer = t->buffers[0];
+  t->cache = unwind_cache_init(at);
+  at += cache_bytes;
+  t->local = reinterpret_cast<local_entry*>(at);
+  at += local_capacity * sizeof(local_entry);
+  t->scratch = reinterpret_cast<local_entry*>(at);
+  at += local_limit * sizeof(local_entry);
+  t->evicted = reinterpret_cast<local_entry*>(at);
+  at += local_limit * sizeof(local_entry);
+  t->stacks.entries = reinterpret_cast<stack_entry*>(at);
+  t->stacks.capacity = first_table_capacity;
+  t->stacks.next_id = 1;
+  t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
+  t->generation = module_generation.load(std::memory_order_acquire);
+
+  // Unknown bounds (0) mean no stacks: the unwinder reads only inside the mapping of the stack.
+  mapping_range(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)), &t->stack_lo,
+                &t->stack_hi);
+  begin_block(t);
+  write_thread_record(t);
+  pthread_setspecific(thread_key, t);
+  return t;
+}
+
+void release_thread_state(thread_state* t) {
+  release_stacks(t->stacks);
+  munmap(t, thread_mapping_bytes());
+}
+
+void forget_stacks(thread_state* t) {
+  unwind_cache_clear(t->cache);
+  reset_stacks(t->stacks);
+  unsigned char* p = ensure_space(t, 16);
+  commit(t, fmt::encode(p, fmt::reset_record{take_dt(t, stamp_now())}));
+}
+
+}  // namespace lowalloc::trace

@@ -1,0 +1,153 @@
+// Each thread's recorder state: its two block buffers, its block-local allocation table, its
+// clock, its stack bounds and stack ids, in one mmap'd region made at the thread's first event.
+// enter() and leave() frame every recorded event: they keep the recorder's own allocations out
+// of the trace (a thread-local guard) and set the state up on first use. Inline: every event
+// goes through them.
+#ifndef LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
+#define LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
+
+#include "trace/clock.hpp"
+#include "trace/os.hpp"
+#include "trace/records.hpp"
+#include "trace/sink.hpp"
+#include "trace/stack_table.hpp"
+#include "trace/unwind.hpp"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#pragma GCC visibility push(hidden)
+
+namespace lowalloc::trace {
+
+inline constexpr std::size_t buffer_bytes = 64 * 1024;
+// Allocations of the current block not yet freed in it. A free of one of them names it by its
+// distance instead of its address (FREE_LOCAL); the addresses of the others are written once, at
+// the end of the block (ADDRESSES). The block ends early when the table is half full.
+inline constexpr std::size_t local_capacity = 4096;
+inline constexpr std::size_t local_limit = local_capacity / 2;
+inline constexpr std::size_t trailer_bytes = 16 + local_limit * 16;
+inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
+
+struct local_entry {
+  std::uintptr_t addr;  // 0: empty
+  std::uint32_t ordinal;
+  std::uint32_t epoch;  // free_epoch() of the address when it was allocated
+};
+
+struct thread_state {
+  unsigned char* buffer;      // buffers[0] or buffers[1]: the one being filled
+  unsigned char* buffers[2];  // the other may be with the writer thread
+  bool busy[2];               // under writer_mutex
+  std::size_t pos;
+  std::uint64_t clock;                    // ticks of the last timed record
+  std::uint64_t block_start;              // ticks of the block's TIME record
+  trace_format::block_encoding encoding;  // FREE addresses are deltas within a block
+  local_entry* local;                     // local_capacity entries, linear probing
+  local_entry* scratch;                   // local_limit entries, for sorting at the block's end
+  local_entry* evicted;  // allocations whose address this thread received again: another
+                         // thread freed them, so they are listed in ADDRESSES
+  std::size_t local_count;
+  std::size_t evicted_count;
+  std::uint32_t alloc_ordinal;    // ALLOC records in this block
+  std::uint32_t clock_countdown;  // an event reads the clock when this reaches 0
+  bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
+  std::uint32_t stream;
+  std::uint32_t generation;
+  std::uintptr_t stack_lo;  // the mapping of the thread's own stack; [lo, hi) is readable
+  std::uintptr_t stack_hi;
+  std::uintptr_t other_lo[4];  // other stacks it ran on (fibers, sigaltstack), round robin
+  std::uintptr_t other_hi[4];
+  unsigned other_next;
+  unwind_cache* cache;
+  bool exited;
+  stack_table stacks;
+};
+
+extern __thread thread_state* tls_state;
+extern __thread bool tls_guard;
+extern __thread bool tls_dead;  // thread-exit flush done: later events are counted as lost
+
+extern std::atomic<bool> tracing;
+extern std::atomic<std::uint32_t> next_stream;
+extern std::atomic<std::uint32_t> module_generation;  // bumped when a module is unloaded
+extern std::atomic<std::uint64_t> lost_events;
+extern pthread_key_t thread_key;  // its destructor flushes an exiting thread
+
+// Maps and sets up the calling thread's state, its first block begun; nullptr without memory.
+thread_state* create_thread_state();
+void release_thread_state(thread_state* t);
+
+// A module was unloaded: cached unwind rules and stack ids may name reused addresses. Forgets
+// them and writes RESET.
+void forget_stacks(thread_state* t);
+
+// The [lo, hi) mapping that contains `address`, from /proc/self/maps; false if not found.
+bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_t* hi_out);
+
+// The top of the mapping that holds `sp`: the thread's own stack, or a fiber's or an alternate
+// signal stack (looked up in /proc/self/maps once, then cached). 0 when unknown: no stack then,
+// since the unwinder assumes [sp, top) is readable.
+inline std::uintptr_t stack_top(thread_state* t, std::uintptr_t sp) {
+  if (LOWALLOC_LIKELY(sp >= t->stack_lo && sp < t->stack_hi)) return t->stack_hi;
+  for (unsigned k = 0; k < 4; ++k)
+    if (sp >= t->other_lo[k] && sp < t->other_hi[k]) return t->other_hi[k];
+  std::uintptr_t lo = 0, hi = 0;
+  if (!mapping_range(sp, &lo, &hi)) return 0;
+  unsigned k = t->other_next++ & 3;
+  t->other_lo[k] = lo;
+  t->other_hi[k] = hi;
+  return hi;
+}
+
+// The calling thread's state, set up on first use; nullptr when this event is not recorded (the
+// recorder itself is running, tracing is off, or the thread has finished).
+inline thread_state* enter() {
+  if (tls_guard || !tracing.load(std::memory_order_relaxed)) return nullptr;
+  tls_guard = true;
+  thread_state* t = tls_state;
+  if (LOWALLOC_UNLIKELY(t == nullptr)) {
+    if (tls_dead) {
+      lost_events.fetch_add(1, std::memory_order_relaxed);
+      tls_guard = false;
+      return nullptr;
+    }
+    t = create_thread_state();
+    if (t == nullptr) {
+      lost_events.fetch_add(1, std::memory_order_relaxed);
+      tls_guard = false;
+      return nullptr;
+    }
+    tls_state = t;
+  }
+  if (LOWALLOC_UNLIKELY(t->generation != module_generation.load(std::memory_order_acquire))) {
+    t->generation = module_generation.load(std::memory_order_acquire);
+    forget_stacks(t);
+  }
+  return t;
+}
+
+// Events mostly reuse the shared stamp; every 8th event of a thread reads the clock, so time moves
+// on in every thread that records anything (a stamp lags the clock by at most 7 of the thread's
+// events; causality does not depend on it).
+inline std::uint64_t stamp_event(thread_state* t) {
+  if (LOWALLOC_UNLIKELY(t->clock_countdown-- == 0)) {
+    t->clock_countdown = 7;
+    return stamp_now();
+  }
+  return stamp_shared();
+}
+
+inline void leave(thread_state* t) {
+  if (LOWALLOC_UNLIKELY(t->clock - t->block_start > flush_interval_ticks)) flush(t, false);
+  tls_guard = false;
+}
+
+}  // namespace lowalloc::trace
+
+#pragma GCC visibility pop
+
+#endif  // LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
