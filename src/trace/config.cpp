@@ -3,8 +3,10 @@
 
 #include "trace/launch_env.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +44,25 @@ void save_argv(int argc, char** argv) {
     std::memcpy(saved_args + used, argv[i], n + 1);
     saved_argv[saved_argc++] = saved_args + used;
     used += n + 1;
+  }
+}
+
+void save_argv_from_proc() {
+  saved_argc = 0;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::size_t used = 0;
+  for (;;) {
+    ssize_t n = read(fd, saved_args + used, sizeof saved_args - 1 - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  close(fd);
+  saved_args[used] = 0;  // a command line cut at the buffer's end still ends its last argument
+  for (std::size_t at = 0; at < used && saved_argc < max_saved_args;) {
+    saved_argv[saved_argc++] = saved_args + at;
+    at += std::strlen(saved_args + at) + 1;
   }
 }
 

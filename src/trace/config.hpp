@@ -32,6 +32,8 @@ void stop_exec_inheritance();
 // The command line, copied at start: a program may rewrite its argv (nginx's setproctitle sets
 // argv[1] to NULL) before it forks, and a child writes the PROCESS record again.
 void save_argv(int argc, char** argv);
+// The same from /proc/self/cmdline, when the recorder starts before its constructor has them.
+void save_argv_from_proc();
 extern const char* saved_argv[];
 extern int saved_argc;
 

@@ -10,8 +10,10 @@
 #include "trace/thread_state.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -67,28 +69,39 @@ void on_thread_exit(void* state) {
   if (t == nullptr || t != tls_state) return;
   bool guard = tls_guard;
   tls_guard = true;
-  flush(t, true);
-  wait_for_buffers(t);
   tls_state = nullptr;
   tls_dead = true;
+  if (!mark_active(t)) {
+    // The process is exiting and its exit writes this thread's block: the state stays for it.
+    mark_inactive(t);
+    tls_guard = guard;
+    return;
+  }
+  flush(t, true);
+  wait_for_buffers(t);
+  mark_inactive(t);  // nothing left to write: the exiting thread may look at it
   release_thread_state(t);
   tls_guard = guard;
 }
 
-// Lock order: module_mutex, then the sink's.
+// Lock order: module_mutex, live_mutex, then the sink's.
 void fork_prepare() {
   modules_fork_prepare();
+  live_fork_prepare();
   sink_fork_prepare();
 }
 
 void fork_parent() {
   sink_fork_parent();
+  live_fork_parent();
   modules_fork_parent();
 }
 
 void fork_child() {
   sink_fork_child();
+  live_fork_child();
   modules_fork_child();
+  prepare_process_barrier();
   if (!tracing.load(std::memory_order_relaxed)) return;
   traced_pid = getpid();
   close_parent_file();
@@ -126,10 +139,17 @@ void fork_child() {
   }
 }
 
-__attribute__((constructor(101))) void init_recorder(int argc, char** argv, char**) {
-  if (!ready()) return;
+// 0: not started, 1: starting, 2: started (tracing or not).
+std::atomic<int> start_state{0};
+
+// Sets tracing up: the options, the file, the writer thread, the first block. `argv` is null when
+// the start is the first hooked call (the command line is then read from /proc). Runs once.
+void start_recorder(int argc, char** argv) {
   tls_guard = true;
-  save_argv(argc, argv);
+  if (argv != nullptr)
+    save_argv(argc, argv);
+  else
+    save_argv_from_proc();
   if (!read_config()) {
     tls_guard = false;
     return;  // loaded without `lowalloc run`: do nothing
@@ -145,6 +165,7 @@ __attribute__((constructor(101))) void init_recorder(int argc, char** argv, char
 
   traced_pid = getpid();
   use_tsc = cpu_has_invariant_tsc();
+  prepare_process_barrier();
   pthread_key_create(&thread_key, on_thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (!start_compressor()) {
@@ -167,9 +188,37 @@ __attribute__((constructor(101))) void init_recorder(int argc, char** argv, char
   tls_guard = false;
 }
 
+// Runs start_recorder once, whichever comes first: the constructor or a hooked call. Another
+// thread that calls in meanwhile waits for it.
+bool start_once(int argc, char** argv) {
+  int expected = 0;
+  if (start_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    start_recorder(argc, argv);
+    start_state.store(2, std::memory_order_release);
+  } else {
+    while (start_state.load(std::memory_order_acquire) != 2) sched_yield();
+  }
+  return tracing.load(std::memory_order_relaxed);
+}
+
+// The loader runs the initialisers of the program's libraries before this one's: the recorder
+// has usually started at their first allocation already.
+__attribute__((constructor(101))) void init_recorder(int argc, char** argv, char**) {
+  if (!ready()) return;
+  start_once(argc, argv);
+}
+
 __attribute__((destructor(101))) void fini_recorder() { finish_process(); }
 
 }  // namespace
+
+bool start_on_first_call() {
+  if (LOWALLOC_LIKELY(start_state.load(std::memory_order_acquire) == 2)) return false;
+  // Before libc has set up the environment (the loader's own first allocations) the options
+  // cannot be read yet: those calls are not recorded, and the start waits for a later one.
+  if (environ == nullptr) return false;
+  return start_once(0, nullptr);
+}
 
 void finish_process() {
   if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid) return;
@@ -186,6 +235,7 @@ void finish_process() {
     t = create_thread_state();
     tls_state = t;
   }
+  close_other_threads(t);
   if (t != nullptr) {
     write_end_records(t);
     flush(t, false);

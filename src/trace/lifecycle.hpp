@@ -1,6 +1,6 @@
-// The recorder's start and the ends of what it traces: the constructor that starts tracing, a
-// thread's exit, fork (the child traces into a file of its own), exec (the image ends) and the
-// process's exit (the last block and END).
+// The recorder's start (at the first hooked call, or in its constructor if that comes first) and
+// the ends of what it traces: a thread's exit, fork (the child traces into a file of its own),
+// exec (the image ends) and the process's exit (the other threads' blocks, the last block, END).
 #ifndef LOWALLOC_SRC_TRACE_LIFECYCLE_HPP
 #define LOWALLOC_SRC_TRACE_LIFECYCLE_HPP
 
@@ -8,8 +8,8 @@
 
 namespace lowalloc::trace {
 
-// The process ends: flush this thread, write END. Other threads still running at this point keep
-// their unflushed events (docs/tracer.md); their later events are not recorded.
+// The process ends: write the blocks of the other threads still running, then this thread's
+// and END. The other threads' later events are counted as lost (docs/tracer.md).
 void finish_process();
 
 // exec replaces the image: write this thread's events and an EXEC record first.

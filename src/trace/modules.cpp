@@ -114,7 +114,10 @@ void after_module_change() {
     t = create_thread_state();
     tls_state = t;
   }
-  if (t != nullptr) write_module_records(t, false);
+  if (t != nullptr) {
+    if (mark_active(t)) write_module_records(t, false);
+    mark_inactive(t);
+  }
   tls_guard = false;
 }
 

@@ -1,6 +1,9 @@
 // Small helpers over system calls (os.hpp).
 #include "trace/os.hpp"
 
+#include <linux/membarrier.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +28,32 @@ void say(const char* a, const char* b, const char* c, const char* d) {
     write_all(
         2, line,
         static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
+}
+
+namespace {
+
+bool expedited = false;
+
+long membarrier(int command) { return syscall(SYS_membarrier, command, 0, 0); }
+
+}  // namespace
+
+void prepare_process_barrier() {
+  expedited = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+void process_barrier() {
+  if (expedited && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+  if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0) return;
+  // No membarrier (an old kernel, a seccomp filter): taking write access away from a page this
+  // process has written shoots its TLB entry down on every CPU that runs the process, and the
+  // interrupt orders each of them.
+  static unsigned char* page = nullptr;
+  if (page == nullptr) page = static_cast<unsigned char*>(map_memory(4096));
+  if (page == nullptr) return;
+  page[0] = 1;
+  mprotect(page, 4096, PROT_READ);
+  mprotect(page, 4096, PROT_READ | PROT_WRITE);
 }
 
 }  // namespace lowalloc::trace

@@ -26,6 +26,17 @@ void write_all(int fd, const char* s, std::size_t n);
 // "lowalloc: " a b c d on stderr, as one line.
 void say(const char* a, const char* b = "", const char* c = "", const char* d = "");
 
+// Asks the kernel to make process_barrier() cheap (membarrier's private expedited command). Call
+// once at start, and again in a fork child.
+void prepare_process_barrier();
+
+// A full memory barrier on every thread of the process, run by the caller alone: a store another
+// thread made before it is visible after it, and a store the caller made before it is visible to
+// every load another thread makes after it. This lets a hot path order a store and a load with a
+// compiler barrier only, the rare side paying for both (membarrier(2); without it, an mprotect
+// whose TLB shootdown interrupts every CPU that runs the process).
+void process_barrier();
+
 }  // namespace lowalloc::trace
 
 #pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include "trace/block.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,8 +24,44 @@ std::atomic<std::uint32_t> next_stream{1};
 std::atomic<std::uint32_t> module_generation{0};
 std::atomic<std::uint64_t> lost_events{0};
 pthread_key_t thread_key;
+std::atomic<bool> closing{false};
 
 namespace {
+
+// Every thread's state from its first event to its exit, for the process's exit to close.
+pthread_mutex_t live_mutex = PTHREAD_MUTEX_INITIALIZER;
+thread_state* live_head = nullptr;
+
+void add_live(thread_state* t) {
+  pthread_mutex_lock(&live_mutex);
+  t->prev_live = nullptr;
+  t->next_live = live_head;
+  if (live_head != nullptr) live_head->prev_live = t;
+  live_head = t;
+  pthread_mutex_unlock(&live_mutex);
+}
+
+void remove_live(thread_state* t) {
+  pthread_mutex_lock(&live_mutex);
+  if (t->prev_live != nullptr)
+    t->prev_live->next_live = t->next_live;
+  else if (live_head == t)
+    live_head = t->next_live;
+  if (t->next_live != nullptr) t->next_live->prev_live = t->prev_live;
+  pthread_mutex_unlock(&live_mutex);
+}
+
+// Waits until `t`'s thread is outside an event; false after a second (it is stopped, or blocked
+// in a signal handler that interrupted it inside the recorder).
+bool wait_until_inactive(thread_state* t) {
+  std::uint64_t deadline = monotonic_ns() + 1000000000;
+  for (unsigned spins = 0; t->active.load(std::memory_order_acquire); ++spins) {
+    if (spins < 64) continue;
+    if (monotonic_ns() > deadline) return false;
+    sched_yield();
+  }
+  return true;
+}
 
 // One mapping per thread: the state, two buffers (each with its ADDRESSES trailer), the unwind
 // cache, the block-local tables and the first stack table.
@@ -126,12 +163,54 @@ thread_state* create_thread_state() {
   begin_block(t);
   write_thread_record(t);
   pthread_setspecific(thread_key, t);
+  add_live(t);
   return t;
 }
 
 void release_thread_state(thread_state* t) {
+  remove_live(t);
   release_stacks(t->stacks);
   munmap(t, thread_mapping_bytes());
+}
+
+thread_state* closed_event(thread_state* t) {
+  mark_inactive(t);
+  lost_events.fetch_add(1, std::memory_order_relaxed);
+  tls_guard = false;
+  return nullptr;
+}
+
+void close_other_threads(thread_state* self) {
+  closing.store(true, std::memory_order_relaxed);
+  process_barrier();
+  pthread_mutex_lock(&live_mutex);
+  for (thread_state* t = live_head; t != nullptr; t = t->next_live) {
+    if (t == self) continue;
+    if (!wait_until_inactive(t)) {
+      // Its block cannot be ended safely: what it holds is counted as lost (at least one event
+      // per allocation in it).
+      lost_events.fetch_add(t->alloc_ordinal + 1, std::memory_order_relaxed);
+      continue;
+    }
+    flush(t, true);
+  }
+  pthread_mutex_unlock(&live_mutex);
+}
+
+// Lock order: module_mutex, live_mutex, then the sink's.
+void live_fork_prepare() { pthread_mutex_lock(&live_mutex); }
+
+void live_fork_parent() { pthread_mutex_unlock(&live_mutex); }
+
+void live_fork_child() {
+  pthread_mutex_init(&live_mutex, nullptr);
+  // The other threads do not exist in the child: their states (copies of the parent's) are left
+  // alone, never written, and the child's exit closes only the states its own threads make.
+  live_head = nullptr;
+  if (tls_state != nullptr) {
+    tls_state->next_live = tls_state->prev_live = nullptr;
+    live_head = tls_state;
+  }
 }
 
 void forget_stacks(thread_state* t) {

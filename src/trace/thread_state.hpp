@@ -1,8 +1,9 @@
 // Each thread's recorder state: its two block buffers, its block-local allocation table, its
 // clock, its stack bounds and stack ids, in one mmap'd region made at the thread's first event.
 // enter() and leave() frame every recorded event: they keep the recorder's own allocations out
-// of the trace (a thread-local guard) and set the state up on first use. Inline: every event
-// goes through them.
+// of the trace (a thread-local guard), set the state up on first use and mark the thread as
+// inside an event, so that the process's exit can write the blocks of threads still running
+// (close_other_threads). Inline: every event goes through them.
 #ifndef LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
 #define LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
 
@@ -63,7 +64,10 @@ struct thread_state {
   std::uintptr_t other_hi[4];
   unsigned other_next;
   unwind_cache* cache;
-  bool exited;
+  // Set by the thread around each event; read by the thread that closes the others at exit.
+  std::atomic<bool> active;
+  thread_state* next_live;  // the list of live states, under live_mutex
+  thread_state* prev_live;
   stack_table stacks;
 };
 
@@ -76,10 +80,22 @@ extern std::atomic<std::uint32_t> next_stream;
 extern std::atomic<std::uint32_t> module_generation;  // bumped when a module is unloaded
 extern std::atomic<std::uint64_t> lost_events;
 extern pthread_key_t thread_key;  // its destructor flushes an exiting thread
+// Set once the process's exit writes the other threads' blocks: their later events are lost.
+extern std::atomic<bool> closing;
 
 // Maps and sets up the calling thread's state, its first block begun; nullptr without memory.
 thread_state* create_thread_state();
 void release_thread_state(thread_state* t);
+
+// At the process's exit, from the exiting thread: ends the blocks of every other thread still
+// running (each once it is outside an event, waiting at most a second) and hands them to the
+// writer; their later events are counted as lost.
+void close_other_threads(thread_state* self);
+
+// Around fork: the list of live states is kept whole; the child keeps only its own thread's.
+void live_fork_prepare();
+void live_fork_parent();
+void live_fork_child();
 
 // A module was unloaded: cached unwind rules and stack ids may name reused addresses. Forgets
 // them and writes RESET.
@@ -103,10 +119,31 @@ inline std::uintptr_t stack_top(thread_state* t, std::uintptr_t sp) {
   return hi;
 }
 
+// Starts tracing at the process's first hooked call, before the recorder's constructor when the
+// initialiser of another library allocates (lifecycle.cpp). True if tracing is on.
+bool start_on_first_call();
+
+// An event that began after the process's exit closed this thread's state: counted as lost.
+thread_state* closed_event(thread_state* t);
+
+// Marks the thread inside an event, then reads `closing`: false when the process's exit has
+// closed the thread's state, which must then not be written. The exiting thread's
+// process_barrier() makes sure that either it sees the mark or this thread sees `closing`, so a
+// compiler barrier is all the fast path needs.
+inline bool mark_active(thread_state* t) {
+  t->active.store(true, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return !closing.load(std::memory_order_relaxed);
+}
+
+// Out of the event: what it wrote is visible to the thread that sees the mark cleared.
+inline void mark_inactive(thread_state* t) { t->active.store(false, std::memory_order_release); }
+
 // The calling thread's state, set up on first use; nullptr when this event is not recorded (the
 // recorder itself is running, tracing is off, or the thread has finished).
 inline thread_state* enter() {
-  if (tls_guard || !tracing.load(std::memory_order_relaxed)) return nullptr;
+  if (LOWALLOC_UNLIKELY(tls_guard || !tracing.load(std::memory_order_relaxed)))
+    if (tls_guard || !start_on_first_call()) return nullptr;
   tls_guard = true;
   thread_state* t = tls_state;
   if (LOWALLOC_UNLIKELY(t == nullptr)) {
@@ -123,6 +160,7 @@ inline thread_state* enter() {
     }
     tls_state = t;
   }
+  if (LOWALLOC_UNLIKELY(!mark_active(t))) return closed_event(t);
   if (LOWALLOC_UNLIKELY(t->generation != module_generation.load(std::memory_order_acquire))) {
     t->generation = module_generation.load(std::memory_order_acquire);
     forget_stacks(t);
@@ -143,6 +181,7 @@ inline std::uint64_t stamp_event(thread_state* t) {
 
 inline void leave(thread_state* t) {
   if (LOWALLOC_UNLIKELY(t->clock - t->block_start > flush_interval_ticks)) flush(t, false);
+  mark_inactive(t);
   tls_guard = false;
 }
 

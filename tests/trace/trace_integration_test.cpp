@@ -441,6 +441,48 @@ TEST_F(trace_test, a_block_freed_by_another_thread_and_handed_back_is_matched_by
   EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
 }
 
+TEST_F(trace_test, a_thread_still_running_at_exit_has_all_its_events_in_the_trace) {
+  // The other thread makes K blocks of 32 bytes and waits forever while main returns: its events
+  // are all in a block it never ends itself. The process's exit writes it.
+  expected e;
+  e.allocations = e.leaked_allocations = k_iterations;
+  e.bytes = e.leaked_bytes = 32 * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations}});
+  expect_counts(delta("running_at_exit", k_iterations), e);
+}
+
+TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_trace) {
+  // A second thread allocates and frees in a loop until the process is gone: what it recorded
+  // before the exit is in the trace, what it did after is counted as lost, and nothing is torn.
+  for (int round = 0; round < 5; ++round) {
+    traced t = trace("running_at_exit", {std::to_string(k_iterations), "busy"});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    analyze::options opts;
+    opts.symbolize = false;
+    analyze::analysis a = analyze::analyze_file(t.trace.string(), opts);
+    EXPECT_TRUE(a.complete);
+    EXPECT_EQ(a.truncation, "");
+    EXPECT_GE(a.totals.leaked_allocations, static_cast<std::uint64_t>(k_iterations));
+    EXPECT_EQ(a.unmatched_frees, 0u);
+  }
+}
+
+TEST_F(trace_test, a_shared_library_initialiser_that_runs_before_the_recorder_is_counted) {
+  // init_lib's static initialiser makes K blocks of 24 bytes, frees 70% and keeps 30%, before the
+  // recorder's own constructor runs: the recorder starts at the first hooked call instead.
+  expected e;
+  e.allocations = k_iterations;
+  e.frees = k_iterations - 3 * k_iterations / 10;
+  e.leaked_allocations = 3 * k_iterations / 10;
+  e.bytes = 24 * k_iterations;
+  e.leaked_bytes = 24 * (3 * k_iterations / 10);
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations}});
+  expect_counts(delta("init_main", k_iterations), e);
+  traced t = trace("init_main", {std::to_string(k_iterations)});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+}
+
 TEST_F(trace_test, a_child_forked_by_a_fresh_thread_after_argv_was_rewritten) {
   traced t = trace("fork_argv", {std::to_string(k_iterations), "extra", "args"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
