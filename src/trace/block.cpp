@@ -37,7 +37,9 @@ inline std::uint32_t stack_id(thread_state* t, const std::uintptr_t* ips, std::s
   std::size_t slot = 0;
   std::uint32_t id = find_stack(t->stacks, ips, n, hash, slot);
   if (LOWALLOC_LIKELY(id != 0)) return id;
-  return new_stack(t, ips, n, hash, slot);
+  id = new_stack(t, ips, n, hash, slot);
+  if (id == 0) t->stacks.last_n = 0;  // no id: the last one given is not this stack's
+  return id;
 }
 
 }  // namespace
@@ -105,9 +107,12 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
                   const caller_frame& from) {
   std::uint64_t ticks = stamp_event(t);
   std::uintptr_t ips[max_depth_limit];
+  bool same = false;
   std::size_t n = unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp,
-                                      stack_top(t, from.sp));
-  std::uint32_t id = stack_id(t, ips, n);
+                                      stack_top(t, from.sp), &same);
+  // The previous allocation's stack again (the table remembers the last one it gave an id).
+  std::uint32_t id =
+      same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n);
   unsigned char* p = ensure_space(t, 48);
   commit(t, fmt::encode(p, fmt::alloc_record{kind, take_dt(t, ticks), size, id}));
   t->has_events = true;

@@ -724,8 +724,16 @@ __attribute__((noinline)) caller_regs slow_step(rule r, frame f, std::uintptr_t 
   return {cfa, f.rbp};
 }
 
-// Moves f to the caller's frame; false at the outermost frame or on anything doubtful.
-inline bool step(entry (*sets)[2], frame& f, std::uintptr_t stack_hi) noexcept {
+// What a step depended on besides pc, sp and the return address at CFA - 8: the address it loaded
+// the caller's rbp from (8-aligned; 0 when the caller's rbp is this frame's), with these flags.
+constexpr std::uintptr_t reads_rare = 1;     // a rare rule (slow_step): it cannot be checked
+constexpr std::uintptr_t reads_cfa_rbp = 2;  // the CFA came from this frame's rbp
+constexpr std::uintptr_t reads_flags = 7;
+
+// Moves f to the caller's frame; false at the outermost frame or on anything doubtful. `reads`
+// says what it depended on (see above).
+inline bool step(entry (*sets)[2], frame& f, std::uintptr_t stack_hi,
+                 std::uintptr_t& reads) noexcept {
   entry* set = sets[set_index(f.pc)];
   rule r;
   if (__builtin_expect(set[0].key == f.pc, 1)) {
@@ -740,14 +748,17 @@ inline bool step(entry (*sets)[2], frame& f, std::uintptr_t stack_hi) noexcept {
     cfa = add(r.cfa == cfa_rsp ? f.sp : f.rbp, r.cfa_offset);
     // Strictly increasing, on the stack, aligned: ends every walk and keeps reads in bounds.
     if (cfa - f.sp - 1 >= stack_hi - f.sp || (cfa & 7) != 0) return false;
+    reads = r.cfa == cfa_rbp ? reads_cfa_rbp : 0;
     if (r.rbp == rbp_at_cfa) {
       const std::uintptr_t slot = add(cfa, r.rbp_offset);  // <= cfa - 8, aligned
       if (slot < f.sp) return false;
+      reads |= slot;
       f.rbp = load(slot);
     }
   } else {
     const caller_regs next = slow_step(r, f, stack_hi);
     if (next.cfa == 0) return false;
+    reads = reads_rare;
     cfa = next.cfa;
     f.rbp = next.rbp;
   }
@@ -756,10 +767,129 @@ inline bool step(entry (*sets)[2], frame& f, std::uintptr_t stack_hi) noexcept {
   return f.pc != 0;
 }
 
+// ---- the previous walk --------------------------------------------------------------------------
+
+// A step's result depends only on the frame's pc and sp, the rule of its pc, the stack's top, the
+// stack words it reads (the return address at CFA - 8 and the saved rbp) and, where its rule
+// computes the CFA from rbp, the frame's rbp. So a walk that reaches a frame of the thread's
+// previous walk (the same pc at the same sp) need not step on: it checks that the words the
+// previous walk read from there are unchanged, and rbp where a rule used it, two loads a frame and
+// no rule lookups, and steps only from the first frame where something differs. A deep stack whose
+// innermost frames alone change between allocations then costs little more than a shallow one.
+// Only the first memo_leaf_frames frames are looked up in the previous walk.
+constexpr std::size_t memo_frames = 256;  // max_depth_limit (trace/config.hpp)
+constexpr std::size_t memo_leaf_frames = 16;
+
+struct walk_memo {
+  std::size_t count;
+  std::uintptr_t stack_hi;
+  std::uintptr_t pc[memo_frames];
+  std::uintptr_t sp[memo_frames];
+  std::uintptr_t rbp[memo_frames];
+  std::uintptr_t reads[memo_frames];  // of the step from this frame (reads_rare: the last frame)
+};
+
+inline void put_frame(walk_memo& m, std::size_t i, const frame& f) noexcept {
+  m.pc[i] = f.pc;
+  m.sp[i] = f.sp;
+  m.rbp[i] = f.rbp;
+}
+
+// Steps on from frame n - 1 of the memo, storing each frame, up to `max` frames in all.
+std::size_t walk_on(walk_memo& m, std::size_t n, std::size_t max, entry (*sets)[2],
+                    std::uintptr_t stack_hi) noexcept {
+  frame f{m.pc[n - 1], m.sp[n - 1], m.rbp[n - 1]};
+  for (;;) {
+    std::uintptr_t reads = reads_rare;
+    if (n == max || !step(sets, f, stack_hi, reads)) break;
+    m.reads[n - 1] = reads;
+    put_frame(m, n++, f);
+  }
+  m.reads[n - 1] = reads_rare;
+  m.count = n;
+  return n;
+}
+
+// Frame k of the memo is this walk's with the same pc and sp, and `rbp` its rbp now: checks the
+// frames from k on and returns the last one known to be this walk's, its rbp brought up to date.
+std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noexcept {
+  for (; k + 1 < m.count; ++k) {
+    const std::uintptr_t reads = m.reads[k];
+    if ((reads & reads_rare) != 0 || ((reads & reads_cfa_rbp) != 0 && rbp != m.rbp[k])) break;
+    if (load(m.sp[k + 1] - 8) != m.pc[k + 1]) break;
+    m.rbp[k] = rbp;
+    const std::uintptr_t slot = reads & ~reads_flags;
+    if (slot != 0) rbp = load(slot);
+  }
+  m.rbp[k] = rbp;
+  return k;
+}
+
+// The frames of the walk from `f`, into the memo; how many. max <= memo_frames. `same`: they are
+// the previous walk's.
+std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::uintptr_t stack_hi,
+                 bool& same) noexcept {
+  same = false;
+  if (m.stack_hi != stack_hi) {  // another stack (a fiber, a signal stack): nothing to reuse
+    m.count = 0;
+    m.stack_hi = stack_hi;
+  }
+  frame leaf[memo_leaf_frames];
+  std::uintptr_t leaf_reads[memo_leaf_frames];
+  std::size_t n = 0;
+  std::size_t j = 0;  // the previous walk's first frame not below f
+  bool matched = false;
+  for (;;) {
+    while (j < m.count && m.sp[j] < f.sp) ++j;
+    if (j < m.count && m.sp[j] == f.sp && m.pc[j] == f.pc) {
+      matched = true;
+      break;
+    }
+    if (n == memo_leaf_frames) break;
+    leaf[n] = f;
+    leaf_reads[n] = reads_rare;
+    ++n;
+    if (n == max || !step(sets, f, stack_hi, leaf_reads[n - 1])) {
+      leaf_reads[n - 1] = reads_rare;
+      for (std::size_t i = 0; i < n; ++i) put_frame(m, i, leaf[i]);
+      std::memcpy(m.reads, leaf_reads, n * sizeof *leaf_reads);
+      m.count = n;
+      return n;
+    }
+  }
+  std::size_t k = n;  // the frame of this walk that f is
+  const std::size_t previous_count = m.count;
+  if (matched) {
+    bool same_leaf = n == j;
+    for (std::size_t i = 0; same_leaf && i < n; ++i) same_leaf = leaf[i].pc == m.pc[i];
+    // The previous walk's frames from j on become this walk's from n on.
+    std::size_t keep = m.count - j;
+    if (keep > max - n) keep = max - n;
+    if (n != j) {
+      std::memmove(m.pc + n, m.pc + j, keep * sizeof *m.pc);
+      std::memmove(m.sp + n, m.sp + j, keep * sizeof *m.sp);
+      std::memmove(m.rbp + n, m.rbp + j, keep * sizeof *m.rbp);
+      std::memmove(m.reads + n, m.reads + j, keep * sizeof *m.reads);
+    }
+    m.count = n + keep;
+    k = check_previous(m, n, f.rbp);
+    same = same_leaf && k + 1 == previous_count;
+  } else {
+    put_frame(m, k, f);
+  }
+  for (std::size_t i = 0; i < n; ++i) put_frame(m, i, leaf[i]);
+  std::memcpy(m.reads, leaf_reads, n * sizeof *leaf_reads);
+  // Frame k is right; step on from it (at the end of the previous walk: it stopped there).
+  const std::size_t count = walk_on(m, k + 1, max, sets, stack_hi);
+  same = same && count == previous_count;
+  return count;
+}
+
 }  // namespace
 
 struct unwind_cache {
   alignas(64) entry sets[set_count][2];
+  walk_memo memo;
 };
 
 std::size_t unwind_cache_bytes() noexcept { return sizeof(unwind_cache); }
@@ -782,26 +912,27 @@ std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t
   f.pc = load(fp + 8);
   if (f.pc == 0) return 0;
   const std::uintptr_t skip_len = skip_hi > skip_lo ? skip_hi - skip_lo : 0;
+  std::uintptr_t reads;
   while (f.pc - skip_lo < skip_len) {
-    if (!step(cache->sets, f, stack_hi)) return 0;
+    if (!step(cache->sets, f, stack_hi, reads)) return 0;
   }
   std::size_t n = 0;
   for (;;) {
     out[n++] = f.pc;
-    if (n == max || !step(cache->sets, f, stack_hi)) return n;
+    if (n == max || !step(cache->sets, f, stack_hi, reads)) return n;
   }
 }
 
 std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi) noexcept {
+                                std::uintptr_t stack_hi, bool* same_as_last) noexcept {
   frame f{pc, sp, rbp};
+  *same_as_last = false;
   if (cache == nullptr || max == 0 || stack_hi <= f.sp || f.pc == 0) return 0;
-  std::size_t n = 0;
-  for (;;) {
-    out[n++] = f.pc;
-    if (n == max || !step(cache->sets, f, stack_hi)) return n;
-  }
+  if (max > memo_frames) max = memo_frames;
+  const std::size_t n = walk(cache->memo, f, max, cache->sets, stack_hi, *same_as_last);
+  std::memcpy(out, cache->memo.pc, n * sizeof *out);
+  return n;
 }
 
 bool module_text_range(const void* address, std::uintptr_t* lo, std::uintptr_t* hi) noexcept {

@@ -11,7 +11,7 @@ namespace lowalloc::trace {
 
 struct unwind_cache;  // opaque, per thread
 
-// Bytes the caller must provide for one cache (256 KiB).
+// Bytes the caller must provide for one cache (264 KiB).
 std::size_t unwind_cache_bytes() noexcept;
 // memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
 unwind_cache* unwind_cache_init(void* memory) noexcept;
@@ -31,9 +31,12 @@ __attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::u
 // The same, starting from a known frame instead of the caller's: `pc` is a return address, `sp`
 // the stack pointer after that return and `rbp` the register's value there. The recorder's hooks
 // pass their own return address and frame, which saves walking through the recorder's frames.
+// Frames of the thread's previous walk from here that provably did not change are reused rather
+// than stepped again; *same_as_last says the whole stack is the previous walk's (with the same
+// `max`, since the last unwind_cache_clear).
 std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi) noexcept;
+                                std::uintptr_t stack_hi, bool* same_as_last) noexcept;
 
 // The [lo, hi) range of the executable PT_LOAD segments of the ELF object containing `address`;
 // false if none.

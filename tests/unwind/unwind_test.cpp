@@ -53,6 +53,7 @@ struct capture {
   bool invalidate_modules = false;
   std::uintptr_t ours[max_frames] = {};  // outputs
   std::size_t n_ours = 0;
+  bool same_as_last = false;  // unwind_capture_from only
   void* ref[max_frames] = {};
   int n_ref = 0;
 
@@ -175,9 +176,9 @@ __attribute__((noinline)) void capture_from_own_frame(void* arg) {
   auto* c = static_cast<capture*>(arg);
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
-  c->n_ours = lt::unwind_capture_from(t.cache, c->ours, c->max,
-                                      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-                                      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi);
+  c->n_ours = lt::unwind_capture_from(
+      t.cache, c->ours, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &c->same_as_last);
   asm volatile("" ::: "memory");
 }
 
@@ -205,6 +206,89 @@ TEST(Unwind, CaptureFromAKnownFrameSkipsOnlyThatFrame) {
   truncated.max = 3;
   unwind_test::nofp::chain(6, capture_from_own_frame, &truncated);
   EXPECT_EQ(truncated.n_ours, 3u);
+}
+
+// Two callers with the same frame layout, called from one site: the frames below them lie at the
+// same addresses with the same registers, and only the return address into the caller differs.
+struct both_walks {
+  capture from;    // unwind_capture_from: may reuse the previous walk
+  capture direct;  // unwind_capture: steps every frame
+};
+
+__attribute__((noinline)) void capture_from_and_direct(void* arg) {
+  auto* w = static_cast<both_walks*>(arg);
+  cache_holder& t = this_thread();
+  const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
+  w->from.n_ours = lt::unwind_capture_from(
+      t.cache, w->from.ours, w->from.max,
+      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &w->from.same_as_last);
+  w->direct.n_ours = lt::unwind_capture(t.cache, w->direct.ours, w->direct.max, 0, 0, t.stack_hi);
+  asm volatile("" ::: "memory");
+}
+
+volatile int caller_marker;
+
+__attribute__((noipa)) void caller_a(both_walks* w) {
+  caller_marker = 1;
+  unwind_test::nofp::chain(5, capture_from_and_direct, w);
+  caller_marker = 1;
+}
+
+__attribute__((noipa)) void caller_b(both_walks* w) {
+  caller_marker = 2;
+  unwind_test::nofp::chain(5, capture_from_and_direct, w);
+  caller_marker = 2;
+}
+
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void through_callers(both_walks* walks, std::size_t n) {
+  // One argument for every call: the registers of the frames below the callers stay the same.
+  static both_walks scratch;
+  void (*const callers[2])(both_walks*) = {caller_a, caller_b};
+  for (std::size_t i = 0; i < n; ++i) {
+    callers[i % 2](&scratch);
+    walks[i] = scratch;
+  }
+}
+
+TEST(Unwind, ThePreviousWalkIsReusedOnlyWhereTheStackIsUnchanged) {
+  both_walks walks[6];
+  through_callers(walks, 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    const both_walks& w = walks[i];
+    ASSERT_GE(w.direct.n_ours, 9u);
+    ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
+    for (std::size_t k = 0; k < w.from.n_ours; ++k) EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
+    EXPECT_FALSE(w.from.same_as_last);
+  }
+  // The same frames in the same places, apart from the return into caller_a or caller_b.
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < walks[0].from.n_ours; ++k)
+    differ += walks[0].from.ours[k] != walks[1].from.ours[k];
+  EXPECT_EQ(differ, 1u);
+  EXPECT_EQ(walks[0].from.ours_stack(), walks[2].from.ours_stack());
+  EXPECT_EQ(walks[1].from.ours_stack(), walks[3].from.ours_stack());
+}
+
+// A walk longer than the last one, and one shorter: the frames they share are reused in place.
+TEST(Unwind, DeeperAndShallowerWalksAfterEachOther) {
+  const int depths[6] = {3, 12, 5, 40, 40, 39};
+  for (int i = 0; i < 6; ++i) {
+    const int depth = depths[i];
+    both_walks w;
+    unwind_test::nofp::chain(depth, capture_from_and_direct, &w);
+    SCOPED_TRACE(depth);
+    EXPECT_EQ(w.from.same_as_last, i == 4);
+    ASSERT_GE(w.direct.n_ours, static_cast<std::size_t>(depth));
+    ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
+    for (std::size_t k = 0; k < w.from.n_ours; ++k) EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
+  }
 }
 
 TEST(Unwind, OmitFramePointerChain) {
