@@ -9,7 +9,8 @@
 namespace lowalloc::trace {
 
 // The process ends: write the blocks of the other threads still running, then this thread's
-// and END. The other threads' later events are counted as lost (docs/tracer.md).
+// and END. The other threads' later events come after the end and are not recorded
+// (docs/tracer.md).
 void finish_process();
 
 // exec replaces the image: write this thread's events and an EXEC record first.

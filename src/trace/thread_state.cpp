@@ -175,7 +175,6 @@ void release_thread_state(thread_state* t) {
 
 thread_state* closed_event(thread_state* t) {
   mark_inactive(t);
-  lost_events.fetch_add(1, std::memory_order_relaxed);
   tls_guard = false;
   return nullptr;
 }
@@ -195,6 +194,8 @@ void close_other_threads(thread_state* self) {
     flush(t, true);
   }
   pthread_mutex_unlock(&live_mutex);
+  // Their events from here on come after the trace's end (END is written next), like those of
+  // a program's threads after it has exited: not lost, not recorded.
 }
 
 // Lock order: module_mutex, live_mutex, then the sink's.

@@ -80,7 +80,8 @@ extern std::atomic<std::uint32_t> next_stream;
 extern std::atomic<std::uint32_t> module_generation;  // bumped when a module is unloaded
 extern std::atomic<std::uint64_t> lost_events;
 extern pthread_key_t thread_key;  // its destructor flushes an exiting thread
-// Set once the process's exit writes the other threads' blocks: their later events are lost.
+// Set once the process's exit writes the other threads' blocks: their later events are not
+// recorded (they come after the trace's end).
 extern std::atomic<bool> closing;
 
 // Maps and sets up the calling thread's state, its first block begun; nullptr without memory.
@@ -88,8 +89,8 @@ thread_state* create_thread_state();
 void release_thread_state(thread_state* t);
 
 // At the process's exit, from the exiting thread: ends the blocks of every other thread still
-// running (each once it is outside an event, waiting at most a second) and hands them to the
-// writer; their later events are counted as lost.
+// running (each once it is outside an event, waiting at most a second, else its block counts as
+// lost) and hands them to the writer. Their later events come after the trace's end.
 void close_other_threads(thread_state* self);
 
 // Around fork: the list of live states is kept whole; the child keeps only its own thread's.
@@ -123,7 +124,8 @@ inline std::uintptr_t stack_top(thread_state* t, std::uintptr_t sp) {
 // initialiser of another library allocates (lifecycle.cpp). True if tracing is on.
 bool start_on_first_call();
 
-// An event that began after the process's exit closed this thread's state: counted as lost.
+// An event that began after the process's exit closed this thread's state: after the trace's
+// end, not recorded.
 thread_state* closed_event(thread_state* t);
 
 // Marks the thread inside an event, then reads `closing`: false when the process's exit has
