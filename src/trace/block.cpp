@@ -30,10 +30,10 @@ __attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::ui
   return id;
 }
 
-// The thread's id for the stack ips[0..n); 0: no stack.
-inline std::uint32_t stack_id(thread_state* t, const std::uintptr_t* ips, std::size_t n) {
+// The thread's id for the stack ips[0..n) of hash `hash`; 0: no stack.
+inline std::uint32_t stack_id(thread_state* t, const std::uintptr_t* ips, std::size_t n,
+                              std::uint64_t hash) {
   if (n == 0) return 0;
-  std::uint64_t hash = 0;
   std::size_t slot = 0;
   std::uint32_t id = find_stack(t->stacks, ips, n, hash, slot);
   if (LOWALLOC_LIKELY(id != 0)) return id;
@@ -125,11 +125,12 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
   std::uint64_t ticks = stamp_event(t);
   std::uintptr_t ips[max_depth_limit];
   bool same = false;
+  std::uint64_t hash = 0;
   std::size_t n = unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp,
-                                      stack_top(t, from.sp), &same);
+                                      stack_top(t, from.sp), &hash, &same);
   // The previous allocation's stack again (the table remembers the last one it gave an id).
   std::uint32_t id =
-      same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n);
+      same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n, hash);
   unsigned char* p = ensure_space(t, 48);
   commit(t, fmt::encode(p, fmt::alloc_record{kind, take_dt(t, ticks), size, id}));
   t->has_events = true;

@@ -49,7 +49,8 @@ std::uint32_t add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n
   std::uint32_t id = s.next_id++;
   s.entries[slot] = stack_entry{hash, id, static_cast<std::uint32_t>(n), stored};
   ++s.size;
-  remember_last(s, id, ips, n);
+  s.last_id = id;
+  s.last_n = n;
   return id;
 }
 

@@ -5,8 +5,6 @@
 #ifndef LOWALLOC_SRC_TRACE_STACK_TABLE_HPP
 #define LOWALLOC_SRC_TRACE_STACK_TABLE_HPP
 
-#include "trace/config.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,46 +37,33 @@ struct stack_table {
   std::size_t size;
   std::uint32_t next_id;
   ip_chunk* chunks;
-  // The previous allocation's stack: consecutive allocations often share it.
+  // The id the table gave last, and its stack's length: the unwinder says when a stack is the
+  // previous one again.
   std::uint32_t last_id;
   std::size_t last_n;
-  std::uintptr_t last_ips[max_depth_limit];
 };
 
-inline void remember_last(stack_table& s, std::uint32_t id, const std::uintptr_t* ips,
-                          std::size_t n) {
-  s.last_id = id;
-  s.last_n = n;
-  std::memcpy(s.last_ips, ips, n * sizeof *ips);
-}
-
-// The id of the stack ips[0..n) (n > 0), or 0 if the table does not have it; then `hash` and
-// `slot` are where add_stack puts it.
+// The id of the stack ips[0..n) (n > 0), whose hash (unwind.hpp's stack_hash) is `hash`, or 0 if
+// the table does not have it; then `slot` is where add_stack puts it.
 inline std::uint32_t find_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
-                                std::uint64_t& hash, std::size_t& slot) {
-  if (n == s.last_n && std::memcmp(ips, s.last_ips, n * sizeof *ips) == 0) return s.last_id;
-
-  std::uint64_t h = 0x9E3779B97F4A7C15u ^ n;
-  for (std::size_t i = 0; i < n; ++i) {
-    h = (h ^ ips[i]) * 0xff51afd7ed558ccdu;
-    h ^= h >> 32;
-  }
+                                std::uint64_t hash, std::size_t& slot) {
   std::size_t mask = s.capacity - 1;
-  std::size_t i = static_cast<std::size_t>(h) & mask;
+  std::size_t i = static_cast<std::size_t>(hash) & mask;
   for (;; i = (i + 1) & mask) {
     const stack_entry& e = s.entries[i];
     if (e.id == 0) break;
-    if (e.hash == h && e.n == n && std::memcmp(e.ips, ips, n * sizeof *ips) == 0) {
-      remember_last(s, e.id, ips, n);
+    if (e.hash == hash && e.n == n && std::memcmp(e.ips, ips, n * sizeof *ips) == 0) {
+      s.last_id = e.id;
+      s.last_n = n;
       return e.id;
     }
   }
-  hash = h;
   slot = i;
   return 0;
 }
 
-// Stores a stack find_stack did not find and returns its new id; 0 when out of memory.
+// Stores a stack find_stack did not find and returns its new id; 0 (and no last id) when out of
+// memory.
 std::uint32_t add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
                         std::uint64_t hash, std::size_t slot);
 

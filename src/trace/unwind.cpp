@@ -787,7 +787,18 @@ struct walk_memo {
   std::uintptr_t sp[memo_frames];
   std::uintptr_t rbp[memo_frames];
   std::uintptr_t reads[memo_frames];  // of the step from this frame (reads_rare: the last frame)
+  std::uint64_t hash[memo_frames];    // stack_hash of pc[i, count)
 };
+
+// Brings hash[0, from) up to date, hash[from, count) being right (from == count: none is).
+std::uint64_t hash_frames(walk_memo& m, std::size_t from) noexcept {
+  std::uint64_t h = from == m.count ? stack_hash_seed : m.hash[from];
+  for (std::size_t i = from; i-- > 0;) {
+    h = stack_hash(h, m.pc[i]);
+    m.hash[i] = h;
+  }
+  return h;
+}
 
 inline void put_frame(walk_memo& m, std::size_t i, const frame& f) noexcept {
   m.pc[i] = f.pc;
@@ -825,8 +836,8 @@ std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noex
   return k;
 }
 
-// The frames of the walk from `f`, into the memo; how many. max <= memo_frames. `same`: they are
-// the previous walk's.
+// The frames of the walk from `f`, into the memo, with their hashes; how many. max <=
+// memo_frames. `same`: they are the previous walk's.
 std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::uintptr_t stack_hi,
                  bool& same) noexcept {
   same = false;
@@ -854,11 +865,13 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
       for (std::size_t i = 0; i < n; ++i) put_frame(m, i, leaf[i]);
       std::memcpy(m.reads, leaf_reads, n * sizeof *leaf_reads);
       m.count = n;
+      hash_frames(m, n);
       return n;
     }
   }
   std::size_t k = n;  // the frame of this walk that f is
   const std::size_t previous_count = m.count;
+  bool tail_hashed = false;  // hash[n, count) stays right if the walk ends at frame k
   if (matched) {
     bool same_leaf = n == j;
     for (std::size_t i = 0; same_leaf && i < n; ++i) same_leaf = leaf[i].pc == m.pc[i];
@@ -870,9 +883,12 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
       std::memmove(m.sp + n, m.sp + j, keep * sizeof *m.sp);
       std::memmove(m.rbp + n, m.rbp + j, keep * sizeof *m.rbp);
       std::memmove(m.reads + n, m.reads + j, keep * sizeof *m.reads);
+      std::memmove(m.hash + n, m.hash + j, keep * sizeof *m.hash);
     }
+    const bool whole_tail = keep == m.count - j;
     m.count = n + keep;
     k = check_previous(m, n, f.rbp);
+    tail_hashed = whole_tail && k + 1 == m.count;
     same = same_leaf && k + 1 == previous_count;
   } else {
     put_frame(m, k, f);
@@ -882,6 +898,7 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
   // Frame k is right; step on from it (at the end of the previous walk: it stopped there).
   const std::size_t count = walk_on(m, k + 1, max, sets, stack_hi);
   same = same && count == previous_count;
+  hash_frames(m, tail_hashed && count == k + 1 ? n : count);
   return count;
 }
 
@@ -925,13 +942,16 @@ std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t
 
 std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi, bool* same_as_last) noexcept {
+                                std::uintptr_t stack_hi, std::uint64_t* hash,
+                                bool* same_as_last) noexcept {
   frame f{pc, sp, rbp};
   *same_as_last = false;
+  *hash = stack_hash_seed;
   if (cache == nullptr || max == 0 || stack_hi <= f.sp || f.pc == 0) return 0;
   if (max > memo_frames) max = memo_frames;
   const std::size_t n = walk(cache->memo, f, max, cache->sets, stack_hi, *same_as_last);
   std::memcpy(out, cache->memo.pc, n * sizeof *out);
+  *hash = cache->memo.hash[0];
   return n;
 }
 

@@ -32,11 +32,22 @@ __attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::u
 // the stack pointer after that return and `rbp` the register's value there. The recorder's hooks
 // pass their own return address and frame, which saves walking through the recorder's frames.
 // Frames of the thread's previous walk from here that provably did not change are reused rather
-// than stepped again; *same_as_last says the whole stack is the previous walk's (with the same
-// `max`, since the last unwind_cache_clear).
+// than stepped again, and so is the hash of their part of the stack. *hash is stack_hash of
+// out[0..n); *same_as_last says the whole stack is the previous walk's (with the same `max`, since
+// the last unwind_cache_clear).
 std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi, bool* same_as_last) noexcept;
+                                std::uintptr_t stack_hi, std::uint64_t* hash,
+                                bool* same_as_last) noexcept;
+
+// The hash of a stack, built from its outermost frame in, so that stacks sharing their outer
+// frames share that part of the work: h = stack_hash(h, ip) for ip = out[n - 1] .. out[0], from
+// stack_hash_seed.
+inline constexpr std::uint64_t stack_hash_seed = 0x9E3779B97F4A7C15u;
+inline std::uint64_t stack_hash(std::uint64_t h, std::uintptr_t ip) noexcept {
+  h = (h ^ ip) * 0xff51afd7ed558ccdu;
+  return h ^ (h >> 32);
+}
 
 // The [lo, hi) range of the executable PT_LOAD segments of the ELF object containing `address`;
 // false if none.

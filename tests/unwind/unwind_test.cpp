@@ -54,6 +54,14 @@ struct capture {
   std::uintptr_t ours[max_frames] = {};  // outputs
   std::size_t n_ours = 0;
   bool same_as_last = false;  // unwind_capture_from only
+  std::uint64_t hash = 0;     // unwind_capture_from only
+
+  // The hash unwind_capture_from gives, computed here from the addresses.
+  std::uint64_t expected_hash() const {
+    std::uint64_t h = lt::stack_hash_seed;
+    for (std::size_t i = n_ours; i-- > 0;) h = lt::stack_hash(h, ours[i]);
+    return h;
+  }
   void* ref[max_frames] = {};
   int n_ref = 0;
 
@@ -178,7 +186,7 @@ __attribute__((noinline)) void capture_from_own_frame(void* arg) {
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
   c->n_ours = lt::unwind_capture_from(
       t.cache, c->ours, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &c->same_as_last);
+      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &c->hash, &c->same_as_last);
   asm volatile("" ::: "memory");
 }
 
@@ -202,10 +210,12 @@ TEST(Unwind, CaptureFromAKnownFrameSkipsOnlyThatFrame) {
   ASSERT_GE(direct.n_ours, 8u);
   ASSERT_EQ(from.n_ours + 1, direct.n_ours);
   for (std::size_t i = 0; i < from.n_ours; ++i) EXPECT_EQ(from.ours[i], direct.ours[i + 1]) << i;
+  EXPECT_EQ(from.hash, from.expected_hash());
   capture truncated;
   truncated.max = 3;
   unwind_test::nofp::chain(6, capture_from_own_frame, &truncated);
   EXPECT_EQ(truncated.n_ours, 3u);
+  EXPECT_EQ(truncated.hash, truncated.expected_hash());
 }
 
 // Two callers with the same frame layout, called from one site: the frames below them lie at the
@@ -219,10 +229,11 @@ __attribute__((noinline)) void capture_from_and_direct(void* arg) {
   auto* w = static_cast<both_walks*>(arg);
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
-  w->from.n_ours = lt::unwind_capture_from(
-      t.cache, w->from.ours, w->from.max,
-      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &w->from.same_as_last);
+  w->from.n_ours =
+      lt::unwind_capture_from(t.cache, w->from.ours, w->from.max,
+                              reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+                              reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi,
+                              &w->from.hash, &w->from.same_as_last);
   w->direct.n_ours = lt::unwind_capture(t.cache, w->direct.ours, w->direct.max, 0, 0, t.stack_hi);
   asm volatile("" ::: "memory");
 }
@@ -266,6 +277,7 @@ TEST(Unwind, ThePreviousWalkIsReusedOnlyWhereTheStackIsUnchanged) {
     ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
     for (std::size_t k = 0; k < w.from.n_ours; ++k) EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
     EXPECT_FALSE(w.from.same_as_last);
+    EXPECT_EQ(w.from.hash, w.from.expected_hash());
   }
   // The same frames in the same places, apart from the return into caller_a or caller_b.
   std::size_t differ = 0;
@@ -285,6 +297,7 @@ TEST(Unwind, DeeperAndShallowerWalksAfterEachOther) {
     unwind_test::nofp::chain(depth, capture_from_and_direct, &w);
     SCOPED_TRACE(depth);
     EXPECT_EQ(w.from.same_as_last, i == 4);
+    EXPECT_EQ(w.from.hash, w.from.expected_hash());
     ASSERT_GE(w.direct.n_ours, static_cast<std::size_t>(depth));
     ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
     for (std::size_t k = 0; k < w.from.n_ours; ++k) EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
