@@ -33,15 +33,18 @@ void accounting::on_alloc(const alloc_event& e) {
   ++sizes.counts[bucket];
   ++r.c.allocations;
   r.c.bytes_allocated += e.size;
-  bool inserted = false;
-  ++bucket_counts_.get(std::uint64_t{e.stack} * buckets_per_stack + bucket, inserted);
+  if (r.run_bucket != bucket || r.run_length == ~std::uint32_t{0}) {
+    count_run(e.stack, r);
+    r.run_bucket = static_cast<std::uint32_t>(bucket);
+  }
+  ++r.run_length;
   if (e.lost) {
     ++lost_events;
     return;
   }
   touch(r);
-  r.live_bytes += e.size;
-  ++r.live_count;
+  r.c.leaked_bytes += e.size;
+  ++r.c.leaked_allocations;
   live_bytes_ += e.size;
   ++live_count_;
   if (live_bytes_ > totals.peak_bytes) {
@@ -70,11 +73,9 @@ void accounting::on_forgotten(const forgotten_event& e) { release(stacks_[e.stac
 void accounting::finish() {
   totals.leaked_allocations = live_count_;
   totals.leaked_bytes = live_bytes_;
-  for (stack_counters& r : stacks_) {
-    touch(r);
-    r.c.leaked_allocations = r.live_count;
-    r.c.leaked_bytes = r.live_bytes;
-    r.c.peak_bytes = r.at_peak;
+  for (std::size_t i = 0; i < stacks_.size(); ++i) {
+    touch(stacks_[i]);  // its share of the last peak
+    count_run(static_cast<std::uint32_t>(i), stacks_[i]);
   }
 }
 

@@ -19,13 +19,16 @@ namespace lowalloc::analyze {
 
 class accounting final : public event_sink {
  public:
-  /// Per stack (the merge's numbering): counters; peak_bytes and the leaks are set by finish().
+  /// Per stack (the merge's numbering): counters. While the merge runs, the leak counters hold
+  /// what is live and peak_bytes what was live at the latest peak if `epoch` is current; after
+  /// finish(), all three are final.
   struct stack_counters {
     counters c;
-    std::uint64_t live_bytes = 0;
-    std::uint64_t live_count = 0;
-    std::uint64_t at_peak = 0;  // live_bytes at the latest peak, valid when epoch is current
     std::uint64_t epoch = 0;
+    // The stack's latest allocations when they fell in one size bucket, not yet counted in the
+    // sizes: most stacks allocate one size over and over, and a run costs no table lookup.
+    std::uint32_t run_bucket = 0;
+    std::uint32_t run_length = 0;
   };
 
   void on_process(const process_info& p) override;
@@ -36,11 +39,17 @@ class accounting final : public event_sink {
   void on_free(const free_event& e) override;
   void on_forgotten(const forgotten_event& e) override;
 
-  /// Once the merge is done: leaks, and each stack's live bytes at the peak.
+  /// Once the merge is done: leaks, each stack's live bytes at the peak, and the sizes.
   void finish();
 
   const std::vector<stack_counters>& stacks() const noexcept { return stacks_; }
-  /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket).
+  /// Frees the per-stack counters (once they are copied out).
+  void release_stacks() noexcept { stacks_ = std::vector<stack_counters>(); }
+  /// Frees the per-stack sizes (once they are copied out).
+  void release_sizes() noexcept { bucket_counts_ = detail::u64_map<std::uint64_t>(); }
+  /// How many (stack, size bucket) pairs are non-empty.
+  std::size_t size_entries() const noexcept { return bucket_counts_.size(); }
+  /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket), after finish().
   template <class F>
   void for_each_size(F&& f) const {
     bucket_counts_.for_each([&](std::uint64_t key, std::uint64_t count) {
@@ -64,14 +73,21 @@ class accounting final : public event_sink {
 
   void touch(stack_counters& r) noexcept {
     if (r.epoch != epoch_) {
-      r.at_peak = r.live_bytes;
+      r.c.peak_bytes = r.c.leaked_bytes;
       r.epoch = epoch_;
     }
   }
+  void count_run(std::uint32_t stack, stack_counters& r) {
+    if (r.run_length == 0) return;
+    bool inserted = false;
+    bucket_counts_.get(std::uint64_t{stack} * buckets_per_stack + r.run_bucket, inserted) +=
+        r.run_length;
+    r.run_length = 0;
+  }
   void release(stack_counters& r, std::uint64_t size) noexcept {
     touch(r);
-    r.live_bytes -= size;
-    --r.live_count;
+    r.c.leaked_bytes -= size;
+    --r.c.leaked_allocations;
     live_bytes_ -= size;
     --live_count_;
   }

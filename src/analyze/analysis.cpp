@@ -1,5 +1,5 @@
 // One read of a trace: the merge with the accounting (and any further analyses) as its sinks,
-// then symbolized stacks and sites.
+// then symbolized stacks, then (with the merge's memory released) sites.
 #include "analyze/analysis.hpp"
 
 #include "analyze/accounting.hpp"
@@ -28,7 +28,6 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.exec_path = std::move(acc.exec_path);
   a.sizes = acc.sizes;
   build_stacks(merge.stacks(), merge.modules(), acc, opts, a);
-  build_sites(a, opts.fold_allocator);
   return a;
 }
 
@@ -54,20 +53,25 @@ analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
       throw trace_error("no blocks: the traced process wrote no events",
                         trace_format::file_header_size);
     }
-    event_merge merge(bytes, index, limit);
-    accounting acc;
-    merge.add_sink(acc);
-    for (event_sink* sink : sinks) merge.add_sink(*sink);
-    try {
-      merge.run();
-    } catch (const block_damage& d) {
-      limit = d.block;
-      damaged = true;
-      damage = d.message;
-      damage_offset = index.blocks[d.block].offset;
-      continue;
+    analysis a;
+    {
+      event_merge merge(bytes, index, limit);
+      accounting acc;
+      merge.add_sink(acc);
+      for (event_sink* sink : sinks) merge.add_sink(*sink);
+      try {
+        merge.run();
+      } catch (const block_damage& d) {
+        limit = d.block;
+        damaged = true;
+        damage = d.message;
+        damage_offset = index.blocks[d.block].offset;
+        continue;
+      }
+      a = collect(merge, acc, opts);
     }
-    analysis a = collect(merge, acc, opts);
+    // The merge's recorded stacks and the accounting are gone: the sites are built without them.
+    build_sites(a, opts.fold_allocator);
     if (damaged) a.truncation = trace_error(damage, damage_offset).what();
     return a;
   }

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,26 @@ struct analysis {
   histogram sizes;
 
   // Every distinct stack as recorded, with all its frames (allocator frames included), numbered
-  // as the event stream numbers them; stacks never used by an allocation have no frames.
-  std::vector<frame> frames;
+  // as the event stream numbers them; stacks never used by an allocation have no frames. The
+  // frames are in one table that the sites' stacks share.
+  std::shared_ptr<const frame_table> frames;
   std::vector<stack> stacks;
   std::vector<stack_bucket> stack_sizes;  // per stack: see stack::first_size
   // The view the reports print: sorted by allocations, descending.
   std::vector<site> sites;
+
+  /// The stacks shown as sites[i] (stack::site), in stack order.
+  std::vector<std::uint32_t> site_stacks(std::size_t i) const {
+    std::vector<std::uint32_t> out;
+    for (std::size_t s = 0; s < stacks.size(); ++s)
+      if (stacks[s].site == i && stacks[s].totals.allocations != 0)
+        out.push_back(static_cast<std::uint32_t>(s));
+    return out;
+  }
+  /// The frames of stacks[i], innermost first.
+  frame_list stack_frames(std::size_t i) const {
+    return frame_list(frames, stacks[i].first_frame, stacks[i].frame_count);
+  }
 };
 
 struct options {

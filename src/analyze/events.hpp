@@ -6,7 +6,7 @@
 // What the merge resolves for its sinks: which allocation a free releases (FREE_LOCAL names it by
 // ordinal, FREE by address), the size and stack of that allocation, and the distinct stack an
 // allocation was made from. Stacks are numbered in the order they first appear; recorded_stacks
-// holds their return addresses and modules until they are symbolized.
+// holds their return addresses and modules, as a tree, until they are symbolized.
 #ifndef LOWALLOC_SRC_ANALYZE_EVENTS_HPP
 #define LOWALLOC_SRC_ANALYZE_EVENTS_HPP
 
@@ -26,17 +26,23 @@ struct recorded_module {
   std::size_t symbolizer_key = 0;  // modules with the same path and bias share a key
 };
 
-/// The distinct stacks of a trace before symbolization: each a run of return addresses and
-/// the module each lies in (no_module: none).
+/// The distinct stacks of a trace before symbolization, as a tree of calls: node n is a call
+/// from `locations[nodes[n].location]` made by node nodes[n].parent (node 0, the root, is no
+/// call), so stacks that share their outer frames share those nodes, and a stack is one node:
+/// its frames, innermost first, are that node's location and its parents' up to the root.
 struct recorded_stacks {
   static constexpr std::uint32_t no_module = ~std::uint32_t{0};
-  struct span {
-    std::uint32_t first = 0;  // into addresses / modules
-    std::uint32_t count = 0;
+  struct location {
+    std::uint64_t address = 0;  // a return address
+    std::uint32_t module = 0;   // the module it lies in, into the merge's modules() (or none)
   };
-  std::vector<span> stacks;
-  std::vector<std::uint64_t> addresses;
-  std::vector<std::uint32_t> modules;  // into the merge's modules()
+  struct node {
+    std::uint32_t parent = 0;
+    std::uint32_t location = 0;
+  };
+  std::vector<std::uint32_t> stacks;  // the node of each stack
+  std::vector<node> nodes;            // nodes[0] is the root
+  std::vector<location> locations;    // each distinct (address, module) once
 };
 
 struct alloc_event {

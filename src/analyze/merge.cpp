@@ -23,6 +23,7 @@ using detail::payload_error;
 using detail::payload_reader;
 
 constexpr std::uint32_t no_module = recorded_stacks::no_module;
+constexpr std::uint32_t not_a_stack = ~std::uint32_t{0};
 
 struct live_block {
   std::uint64_t size;
@@ -82,6 +83,12 @@ struct stream {
   std::uint64_t bias = 0;
   std::string_view path;
   std::vector<std::uint64_t> scratch;  // MODULE: start, size pairs; STACK: addresses
+  // The stream's previous STACK and the tree nodes of its outer frames (path[k]: the node of
+  // its k + 1 outermost frames), valid while the module map is the one of `modules_epoch`:
+  // a thread's next stack mostly shares its outer frames, which then need no lookup.
+  std::vector<std::uint64_t> last_ips;
+  std::vector<std::uint32_t> last_path;
+  std::uint64_t modules_epoch = 0;
 };
 
 }  // namespace
@@ -102,7 +109,8 @@ struct event_merge::state {
   void process_free_local(stream& s);
   void process_module(stream& s);
   void process_unmodule(stream& s);
-  std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips);
+  std::uint32_t location_of(std::uint64_t ip);
+  std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips, stream* from = nullptr);
   std::uint32_t module_at(std::uint64_t addr) const;
   double run_time_seconds() const noexcept;
 
@@ -126,9 +134,14 @@ struct event_merge::state {
   detail::u64_map<live_block> live_;
 
   recorded_stacks stacks_;
-  std::unordered_map<std::string, std::uint32_t> stack_of_key_;
-  std::string key_;
-  std::uint32_t no_stack_ = no_module;  // the merged stack of stack id 0, once made
+  // The interning of recorded_stacks: locations by address (an address seen in a second module,
+  // after an unload, in `other_locations_`), nodes by (parent, location), stacks by node.
+  detail::u64_map<std::uint32_t> location_of_address_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint32_t> other_locations_;
+  detail::u64_map<std::uint32_t> child_of_;   // parent << 32 | location -> node
+  std::vector<std::uint32_t> stack_of_node_;  // not_a_stack: not a stack (yet)
+  std::uint32_t no_stack_ = no_module;        // the merged stack of stack id 0, once made
+  std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
 
   std::vector<recorded_module> modules_;
   std::unordered_map<std::uint64_t, std::uint32_t> module_of_id_;
@@ -380,30 +393,64 @@ std::uint32_t event_merge::state::module_at(std::uint64_t addr) const {
   return addr < it->second.end ? it->second.module : no_module;
 }
 
-std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>& ips) {
-  key_.clear();
-  const std::size_t first = stacks_.addresses.size();
-  for (const std::uint64_t ip : ips) {
-    // A return address lies just after the call: the call is in the module of ip - 1.
-    const std::uint32_t m = module_at(ip == 0 ? 0 : ip - 1);
-    stacks_.addresses.push_back(ip);
-    stacks_.modules.push_back(m);
-    key_.append(reinterpret_cast<const char*>(&ip), sizeof ip);
-    key_.append(reinterpret_cast<const char*>(&m), sizeof m);
-  }
-  auto [it, inserted] =
-      stack_of_key_.try_emplace(key_, static_cast<std::uint32_t>(stacks_.stacks.size()));
+std::uint32_t event_merge::state::location_of(std::uint64_t ip) {
+  // A return address lies just after the call: the call is in the module of ip - 1.
+  const std::uint32_t m = module_at(ip == 0 ? 0 : ip - 1);
+  bool inserted = false;
+  std::uint32_t& index = location_of_address_.get(ip, inserted);
   if (inserted) {
-    recorded_stacks::span sp;
-    sp.first = static_cast<std::uint32_t>(first);
-    sp.count = static_cast<std::uint32_t>(ips.size());
-    stacks_.stacks.push_back(sp);
-    for (event_sink* sink : sinks_) sink->on_stack(it->second);
-  } else {
-    stacks_.addresses.resize(first);
-    stacks_.modules.resize(first);
+    index = static_cast<std::uint32_t>(stacks_.locations.size());
+    stacks_.locations.push_back(recorded_stacks::location{ip, m});
+    return index;
+  }
+  if (stacks_.locations[index].module == m) return index;
+  auto [it, added] = other_locations_.try_emplace({ip, m}, 0);
+  if (added) {
+    it->second = static_cast<std::uint32_t>(stacks_.locations.size());
+    stacks_.locations.push_back(recorded_stacks::location{ip, m});
   }
   return it->second;
+}
+
+std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>& ips,
+                                               stream* from) {
+  if (stacks_.nodes.empty()) {
+    stacks_.nodes.emplace_back();  // the root
+    stack_of_node_.push_back(not_a_stack);
+  }
+  // The outer frames shared with the stream's previous stack start from its path.
+  std::size_t shared = 0;
+  if (from != nullptr && from->modules_epoch == modules_epoch_) {
+    const std::size_t n = std::min(ips.size(), from->last_ips.size());
+    while (shared < n &&
+           ips[ips.size() - 1 - shared] == from->last_ips[from->last_ips.size() - 1 - shared])
+      ++shared;
+  }
+  std::uint32_t node = shared == 0 ? 0 : from->last_path[shared - 1];
+  if (from != nullptr) {
+    from->last_path.resize(ips.size());
+    from->modules_epoch = modules_epoch_;
+  }
+  for (std::size_t k = shared; k < ips.size(); ++k) {  // from the outermost call
+    const std::uint32_t location = location_of(ips[ips.size() - 1 - k]);
+    bool inserted = false;
+    std::uint32_t& child = child_of_.get(std::uint64_t{node} << 32 | location, inserted);
+    if (inserted) {
+      child = static_cast<std::uint32_t>(stacks_.nodes.size());
+      stacks_.nodes.push_back(recorded_stacks::node{node, location});
+      stack_of_node_.push_back(not_a_stack);
+    }
+    node = child;
+    if (from != nullptr) from->last_path[k] = node;
+  }
+  if (from != nullptr) from->last_ips = ips;
+  std::uint32_t& stack = stack_of_node_[node];
+  if (stack == not_a_stack) {
+    stack = static_cast<std::uint32_t>(stacks_.stacks.size());
+    stacks_.stacks.push_back(node);
+    for (event_sink* sink : sinks_) sink->on_stack(stack);
+  }
+  return stack;
 }
 
 void event_merge::state::process_alloc(stream& s) {
@@ -510,6 +557,7 @@ void event_merge::state::process_module(stream& s) {
     const std::uint64_t end = size > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + size;
     segments_[start] = segment_end{end, index};
   }
+  ++modules_epoch_;
   const module_event e{s.index, s.time, index};
   for (event_sink* sink : sinks_) sink->on_module(e);
 }
@@ -523,6 +571,7 @@ void event_merge::state::process_unmodule(stream& s) {
     else
       ++seg;
   }
+  ++modules_epoch_;
   const module_event e{s.index, s.time, it->second};
   for (event_sink* sink : sinks_) sink->on_unmodule(e);
 }
@@ -545,7 +594,7 @@ void event_merge::state::process(stream& s) {
       process_unmodule(s);
       break;
     case event::stack: {
-      const std::uint32_t merged = intern_stack(s.scratch);
+      const std::uint32_t merged = intern_stack(s.scratch, &s);
       bool inserted = false;
       s.stacks.get(s.id_field, inserted) = merged;
       break;
@@ -606,6 +655,13 @@ void event_merge::state::run() {
       }
     }
   }
+  // What only the merge needed: the live blocks (the sinks counted what is left) and the
+  // tables that interned the stacks. Their memory goes before the stacks are symbolized.
+  live_ = detail::u64_map<live_block>();
+  location_of_address_ = detail::u64_map<std::uint32_t>();
+  other_locations_.clear();
+  child_of_ = detail::u64_map<std::uint32_t>();
+  stack_of_node_ = std::vector<std::uint32_t>();
 }
 
 double event_merge::state::run_time_seconds() const noexcept {

@@ -1,5 +1,7 @@
-// The size histogram's buckets.
+// The size histogram's buckets, a site's sparse sizes, and frame lists made by hand.
 #include "analyze/model.hpp"
+
+#include <algorithm>
 
 namespace lowalloc::analyze {
 
@@ -19,6 +21,35 @@ std::uint64_t histogram::bucket_max(std::size_t bucket) noexcept {
   if (bucket < exact_sizes) return bucket;
   const std::size_t k = bucket - exact_sizes + 9;
   return k >= 64 ? ~std::uint64_t{0} : std::uint64_t{1} << k;
+}
+
+namespace {
+
+bool bucket_before(const size_counts::bucket_count& x, std::size_t bucket) noexcept {
+  return x.bucket < bucket;
+}
+
+}  // namespace
+
+std::uint64_t size_counts::count(std::size_t bucket) const noexcept {
+  const auto it = std::lower_bound(buckets.begin(), buckets.end(), bucket, bucket_before);
+  return it != buckets.end() && it->bucket == bucket ? it->count : 0;
+}
+
+void size_counts::add(std::size_t bucket, std::uint64_t n) {
+  auto it = std::lower_bound(buckets.begin(), buckets.end(), bucket, bucket_before);
+  if (it == buckets.end() || it->bucket != bucket)
+    it = buckets.insert(it, bucket_count{static_cast<std::uint32_t>(bucket), 0});
+  it->count += n;
+}
+
+frame_list::frame_list(std::vector<frame> frames) {
+  auto table = std::make_shared<frame_table>();
+  table->frames = std::move(frames);
+  for (std::size_t i = 0; i < table->frames.size(); ++i)
+    table->ids.push_back(static_cast<std::uint32_t>(i));
+  count_ = static_cast<std::uint32_t>(table->frames.size());
+  table_ = std::move(table);
 }
 
 }  // namespace lowalloc::analyze

@@ -7,8 +7,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lowalloc::analyze {
@@ -37,6 +39,21 @@ struct histogram {
   void add(std::uint64_t size) noexcept { ++counts[bucket_of(size)]; }
 };
 
+/// The non-empty buckets of a histogram, in bucket order: a site's sizes, which are few, in a
+/// few bytes instead of the 2.5 KB of every bucket.
+struct size_counts {
+  struct bucket_count {
+    std::uint32_t bucket = 0;  // as histogram::bucket_of
+    std::uint64_t count = 0;
+  };
+  std::vector<bucket_count> buckets;
+
+  /// How many sizes fell in `bucket` (0 if none).
+  std::uint64_t count(std::size_t bucket) const noexcept;
+  /// Adds `n` to `bucket`, keeping the bucket order.
+  void add(std::size_t bucket, std::uint64_t n);
+};
+
 struct counters {
   std::uint64_t allocations = 0;
   std::uint64_t bytes_allocated = 0;
@@ -57,14 +74,64 @@ struct frame {
   bool inlined = false;  // an inlined call inside the next (outer) frame of the same address
 };
 
+/// The frames of a trace, each distinct one once, and the runs of them that stacks are: a
+/// stack's frames are ids[first, first + count), indices into `frames`.
+struct frame_table {
+  std::vector<frame> frames;
+  std::vector<std::uint32_t> ids;
+};
+
+/// A run of a frame_table's ids, read as frames: a site's stack. Sites share the table, so a
+/// site costs a few words however long its stack, and the list stays valid as long as any copy
+/// of it does.
+class frame_list {
+ public:
+  class iterator {
+   public:
+    iterator(const frame_list* list, std::size_t i) noexcept : list_(list), i_(i) {}
+    const frame& operator*() const noexcept { return (*list_)[i_]; }
+    const frame* operator->() const noexcept { return &(*list_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const noexcept { return i_ != o.i_; }
+
+   private:
+    const frame_list* list_;
+    std::size_t i_;
+  };
+
+  frame_list() = default;
+  frame_list(std::shared_ptr<const frame_table> table, std::uint32_t first, std::uint32_t count)
+      : table_(std::move(table)), first_(first), count_(count) {}
+  /// A list with a table of its own (a site made by hand, in a test).
+  explicit frame_list(std::vector<frame> frames);
+
+  std::size_t size() const noexcept { return count_; }
+  bool empty() const noexcept { return count_ == 0; }
+  const frame& operator[](std::size_t i) const noexcept {
+    return table_->frames[table_->ids[first_ + i]];
+  }
+  iterator begin() const noexcept { return iterator(this, 0); }
+  iterator end() const noexcept { return iterator(this, count_); }
+
+ private:
+  std::shared_ptr<const frame_table> table_;
+  std::uint32_t first_ = 0;
+  std::uint32_t count_ = 0;
+};
+
 /// One distinct call stack as recorded, symbolized: every frame, the allocator's included.
 struct stack {
-  std::vector<std::uint32_t> frames;  // into analysis::frames, innermost first
-  std::size_t allocator_frames = 0;   // how many leading frames are allocator plumbing
-  counters totals;
+  std::uint32_t first_frame = 0;       // its frames: analysis::frames->ids[first_frame, +count]
+  std::uint32_t frame_count = 0;       // innermost first
+  std::uint32_t allocator_frames = 0;  // how many leading frames are allocator plumbing
   std::uint32_t first_size = 0;  // its requested sizes: analysis::stack_sizes[first_size, +sizes)
   std::uint32_t sizes = 0;
   std::uint32_t site = 0;  // the site it is shown under
+  counters totals;
 };
 
 /// How many allocations of one stack fell in one histogram bucket.
@@ -75,13 +142,12 @@ struct stack_bucket {
 };
 
 /// A call site: what the user sees, the stacks that look the same once allocator frames are
-/// folded (or, without folding, once symbolized) taken together.
+/// folded (or, without folding, once symbolized) taken together (analysis::site_stacks()).
 struct site {
-  std::vector<frame> stack;       // the shown frames, innermost first; the user's is stack[0]
+  frame_list stack;               // the shown frames, innermost first; the user's is stack[0]
   std::size_t folded_frames = 0;  // allocator-internal frames hidden from the top
   counters totals;
-  histogram sizes;
-  std::vector<std::uint32_t> stacks;  // into analysis::stacks
+  size_counts sizes;
 };
 
 /// An ELF object of the traced process as a MODULE record describes it.

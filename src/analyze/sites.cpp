@@ -1,7 +1,11 @@
-// Symbolization of the distinct stacks (each (module, address) resolved once) and their grouping
-// into sites.
+// Symbolization of the distinct stacks and their grouping into sites. Each distinct return
+// address (of one module) is symbolized once, into a run of frames of the analysis' frame table;
+// a stack is then a run of frame ids in one flat array, and a site a view of its first stack's
+// run. Frames are compared by identity numbers (one per distinct module, function, file, line
+// and inlined flag), so grouping stacks into sites hashes short runs of integers, not text.
 #include "analyze/sites.hpp"
 
+#include "analyze/flat_map.hpp"
 #include "analyze/fold.hpp"
 #include "analyze/symbolize.hpp"
 
@@ -14,59 +18,130 @@
 
 namespace lowalloc::analyze {
 
-void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
-                  const accounting& acc, const options& opts, analysis& a) {
-  std::unique_ptr<detail::symbolizer> sym;
-  if (opts.symbolize) sym = std::make_unique<detail::symbolizer>();
-  // (symbolizer key, address) -> its frames in a.frames, the inlined calls first.
-  std::map<std::pair<std::size_t, std::uint64_t>, std::pair<std::uint32_t, std::uint32_t>> resolved;
-  constexpr std::size_t no_key = ~std::size_t{0};
-  std::vector<frame> found;
-  std::vector<frame> shown;
-  const std::vector<accounting::stack_counters>& counted = acc.stacks();
-  a.stacks.resize(recorded.stacks.size());
-  for (std::size_t si = 0; si < recorded.stacks.size(); ++si) {
-    stack& st = a.stacks[si];
-    if (si < counted.size()) st.totals = counted[si].c;
-    if (st.totals.allocations == 0) continue;  // defined, never used: nothing to show
-    const recorded_stacks::span sp = recorded.stacks[si];
-    shown.clear();
-    for (std::uint32_t k = sp.first; k < sp.first + sp.count; ++k) {
-      const std::uint64_t addr = recorded.addresses[k];
-      const std::uint32_t m = recorded.modules[k];
-      const std::size_t key = m == recorded_stacks::no_module ? no_key : modules[m].symbolizer_key;
-      auto [it, inserted] = resolved.try_emplace({key, addr});
-      if (inserted) {
-        found.clear();
-        if (m == recorded_stacks::no_module) {
-          frame f;
-          f.address = addr;
-          found.push_back(std::move(f));
-        } else if (sym != nullptr) {
-          sym->resolve(key, modules[m].desc, addr, found);
-        } else {
-          frame f;
-          f.address = addr;
-          f.module = modules[m].desc.path;
-          f.offset = addr - modules[m].desc.bias;
-          found.push_back(std::move(f));
-        }
-        it->second = {static_cast<std::uint32_t>(a.frames.size()),
-                      static_cast<std::uint32_t>(found.size())};
-        for (frame& f : found) a.frames.push_back(std::move(f));
-      }
-      for (std::uint32_t f = it->second.first; f < it->second.first + it->second.second; ++f) {
-        st.frames.push_back(f);
-        shown.push_back(a.frames[f]);
-      }
-    }
-    st.allocator_frames = detail::fold_count(shown);
+namespace {
+
+// The frames of each distinct (module, return address), resolved on first use.
+class location_frames {
+ public:
+  location_frames(const std::vector<recorded_module>& modules, const options& opts,
+                  frame_table& table)
+      : modules_(modules), table_(table) {
+    if (opts.symbolize) sym_ = std::make_unique<detail::symbolizer>();
   }
 
+  /// The run of table.frames (first, count) of `address` in recorded module `m`.
+  std::pair<std::uint32_t, std::uint32_t> resolve(std::uint64_t address, std::uint32_t m) {
+    const std::size_t key = m == recorded_stacks::no_module ? no_key : modules_[m].symbolizer_key;
+    // Almost every address lies in one module only: the address alone finds its run, and the
+    // rare address seen in two modules (one unloaded, another loaded there) goes to `others_`.
+    bool inserted = false;
+    std::uint32_t& index = by_address_.get(address, inserted);
+    if (inserted) {
+      index = add(key, address, m);
+      return {runs_[index].first, runs_[index].count};
+    }
+    if (runs_[index].key == key) return {runs_[index].first, runs_[index].count};
+    auto [it, added] = others_.try_emplace({key, address}, 0);
+    if (added) it->second = add(key, address, m);
+    return {runs_[it->second].first, runs_[it->second].count};
+  }
+
+  /// Whether each frame of the table is allocator plumbing (fold.hpp), decided once per frame.
+  const std::vector<bool>& allocator() const noexcept { return allocator_; }
+
+ private:
+  static constexpr std::size_t no_key = ~std::size_t{0};
+  struct run {
+    std::size_t key;
+    std::uint32_t first;
+    std::uint32_t count;
+  };
+
+  std::uint32_t add(std::size_t key, std::uint64_t address, std::uint32_t m) {
+    found_.clear();
+    if (m == recorded_stacks::no_module) {
+      frame f;
+      f.address = address;
+      found_.push_back(std::move(f));
+    } else if (sym_ != nullptr) {
+      sym_->resolve(key, modules_[m].desc, address, found_);
+    } else {
+      frame f;
+      f.address = address;
+      f.module = modules_[m].desc.path;
+      f.offset = address - modules_[m].desc.bias;
+      found_.push_back(std::move(f));
+    }
+    runs_.push_back(run{key, static_cast<std::uint32_t>(table_.frames.size()),
+                        static_cast<std::uint32_t>(found_.size())});
+    for (frame& f : found_) {
+      allocator_.push_back(detail::is_allocator_frame(f));
+      table_.frames.push_back(std::move(f));
+    }
+    return static_cast<std::uint32_t>(runs_.size() - 1);
+  }
+
+  const std::vector<recorded_module>& modules_;
+  frame_table& table_;
+  std::unique_ptr<detail::symbolizer> sym_;
+  detail::u64_map<std::uint32_t> by_address_;  // address -> its first run in runs_
+  std::map<std::pair<std::size_t, std::uint64_t>, std::uint32_t> others_;
+  std::vector<run> runs_;
+  std::vector<frame> found_;
+  std::vector<bool> allocator_;
+};
+
+// Frames that look the same in a site (symbolized: by function, file, line and module, so two
+// calls on one line are one site; unsymbolized: by address) get the same number.
+std::vector<std::uint32_t> frame_identities(const std::vector<frame>& frames) {
+  std::unordered_map<std::string, std::uint32_t> number_of_key;
+  std::vector<std::uint32_t> numbers;
+  numbers.reserve(frames.size());
+  std::string key;
+  for (const frame& f : frames) {
+    key.clear();
+    if (f.function.empty()) key.append(reinterpret_cast<const char*>(&f.address), sizeof f.address);
+    key += f.module;
+    key += '\0';
+    key += f.function;
+    key += '\0';
+    key += f.file;
+    key += '\0';
+    key.append(reinterpret_cast<const char*>(&f.line), sizeof f.line);
+    key += f.inlined ? '1' : '0';
+    numbers.push_back(
+        number_of_key.try_emplace(key, static_cast<std::uint32_t>(number_of_key.size()))
+            .first->second);
+  }
+  return numbers;
+}
+
+void add_counters(counters& into, const counters& c) noexcept {
+  into.allocations += c.allocations;
+  into.bytes_allocated += c.bytes_allocated;
+  into.frees += c.frees;
+  into.temporary += c.temporary;
+  into.leaked_allocations += c.leaked_allocations;
+  into.leaked_bytes += c.leaked_bytes;
+  into.peak_bytes += c.peak_bytes;
+}
+
+}  // namespace
+
+void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
+                  accounting& acc, const options& opts, analysis& a) {
+  // The accounting's counters and sizes first, each freed once copied.
+  a.stacks.resize(recorded.stacks.size());
+  const std::vector<accounting::stack_counters>& counted = acc.stacks();
+  for (std::size_t si = 0; si < counted.size() && si < a.stacks.size(); ++si)
+    a.stacks[si].totals = counted[si].c;
+  acc.release_stacks();
   // Requested sizes per stack, grouped by stack in bucket order.
+  a.stack_sizes.reserve(acc.size_entries());
   acc.for_each_size([&](std::uint32_t stack_index, std::size_t bucket, std::uint64_t count) {
     a.stack_sizes.push_back(stack_bucket{stack_index, static_cast<std::uint32_t>(bucket), count});
   });
+  acc.release_sizes();
   std::sort(a.stack_sizes.begin(), a.stack_sizes.end(),
             [](const stack_bucket& x, const stack_bucket& y) {
               return x.stack != y.stack ? x.stack < y.stack : x.bucket < y.bucket;
@@ -76,62 +151,160 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
     if (st.sizes == 0) st.first_size = static_cast<std::uint32_t>(i);
     ++st.sizes;
   }
+
+  auto table = std::make_shared<frame_table>();
+  location_frames locations(modules, opts, *table);
+  // Each location resolved once, on first use.
+  constexpr std::uint32_t unresolved = ~std::uint32_t{0};
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> run_of(recorded.locations.size(),
+                                                              {unresolved, 0});
+  const auto frames_of = [&](std::uint32_t location) {
+    std::pair<std::uint32_t, std::uint32_t>& run = run_of[location];
+    if (run.first == unresolved) {
+      const recorded_stacks::location& l = recorded.locations[location];
+      run = locations.resolve(l.address, l.module);
+    }
+    return run;
+  };
+  // Two passes over the stacks: the first resolves every address and sizes the flat array of
+  // frame ids, the second fills it, so that it is allocated once at its size.
+  for (int fill = 0; fill < 2; ++fill) {
+    std::size_t ids = 0;
+    for (std::size_t si = 0; si < recorded.stacks.size(); ++si) {
+      stack& st = a.stacks[si];
+      if (st.totals.allocations == 0) continue;  // defined, never used: nothing to show
+      st.first_frame = static_cast<std::uint32_t>(ids);
+      // From the stack's node up to the root: innermost frame first.
+      for (std::uint32_t n = recorded.stacks[si]; n != 0; n = recorded.nodes[n].parent) {
+        const auto [first, count] = frames_of(recorded.nodes[n].location);
+        if (fill == 1)
+          for (std::uint32_t f = first; f < first + count; ++f) table->ids.push_back(f);
+        ids += count;
+      }
+      st.frame_count = static_cast<std::uint32_t>(ids - st.first_frame);
+    }
+    if (fill == 0) table->ids.reserve(ids);
+  }
+  const std::vector<bool>& allocator = locations.allocator();
+  for (stack& st : a.stacks) {
+    // As detail::fold_count: the leading allocator frames, never the last frame.
+    std::uint32_t n = 0;
+    while (n + 1 < st.frame_count && allocator[table->ids[st.first_frame + n]]) ++n;
+    st.allocator_frames = n;
+  }
+  a.frames = std::move(table);
 }
+
+namespace {
+
+// Numbers the sites as first seen, each stack's in stack::site, and returns each site's shown
+// run of frame ids (first, count): its first stack's frames after folding. Stacks group by a
+// hash of their frames' identity numbers; colliding runs take the next hash values.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> number_sites(analysis& a, bool fold) {
+  const std::vector<std::uint32_t>& ids = a.frames->ids;
+  const std::vector<std::uint32_t> identity = frame_identities(a.frames->frames);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> shown;
+  detail::u64_map<std::uint32_t> site_of_hash;
+  const auto same_run = [&](std::uint32_t x, std::uint32_t y, std::uint32_t count) {
+    for (std::uint32_t k = 0; k < count; ++k)
+      if (identity[ids[x + k]] != identity[ids[y + k]]) return false;
+    return true;
+  };
+  for (stack& st : a.stacks) {
+    if (st.totals.allocations == 0) continue;
+    const std::uint32_t folded = fold ? st.allocator_frames : 0;
+    const std::uint32_t first = st.first_frame + folded;
+    const std::uint32_t count = st.frame_count - folded;
+    std::uint64_t hash = count;
+    for (std::uint32_t k = first; k < first + count; ++k) {
+      hash = (hash ^ identity[ids[k]]) * 0x9E3779B97F4A7C15ull;
+      hash ^= hash >> 29;
+    }
+    for (std::uint64_t key = hash;; ++key) {
+      bool inserted = false;
+      std::uint32_t& index = site_of_hash.get(key, inserted);
+      if (inserted) {
+        index = static_cast<std::uint32_t>(shown.size());
+        shown.emplace_back(first, count);
+      } else if (shown[index].second != count || !same_run(shown[index].first, first, count)) {
+        continue;
+      }
+      st.site = index;
+      break;
+    }
+  }
+  return shown;
+}
+
+}  // namespace
 
 void build_sites(analysis& a, bool fold) {
   a.sites.clear();
-  std::unordered_map<std::string, std::uint32_t> site_of_key;
-  std::string key;
-  for (std::size_t si = 0; si < a.stacks.size(); ++si) {
-    stack& st = a.stacks[si];
+  if (a.frames == nullptr) return;
+  // The sites made once, at their number (the grouping's hash table is gone by then).
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> shown = number_sites(a, fold);
+  a.sites.resize(shown.size());
+  for (std::size_t i = 0; i < shown.size(); ++i)
+    a.sites[i].stack = frame_list(a.frames, shown[i].first, shown[i].second);
+  for (const stack& st : a.stacks) {
     if (st.totals.allocations == 0) continue;
-    const std::size_t folded = fold ? st.allocator_frames : 0;
-    // A site is what the user sees: symbolized frames compare by function, file, line and
-    // module (two calls on one line are one site), unsymbolized ones by address.
-    key.clear();
-    for (std::size_t k = folded; k < st.frames.size(); ++k) {
-      const frame& f = a.frames[st.frames[k]];
-      if (f.function.empty())
-        key.append(reinterpret_cast<const char*>(&f.address), sizeof f.address);
-      key += f.module;
-      key += '\0';
-      key += f.function;
-      key += '\0';
-      key += f.file;
-      key += '\0';
-      key.append(reinterpret_cast<const char*>(&f.line), sizeof f.line);
-      key += f.inlined ? '1' : '0';
-    }
-    auto [it, inserted] = site_of_key.try_emplace(key, static_cast<std::uint32_t>(a.sites.size()));
-    if (inserted) {
-      a.sites.emplace_back();
-      std::vector<frame>& shown = a.sites.back().stack;
-      shown.reserve(st.frames.size() - folded);
-      for (std::size_t k = folded; k < st.frames.size(); ++k)
-        shown.push_back(a.frames[st.frames[k]]);
-    }
-    site& s = a.sites[it->second];
-    s.stacks.push_back(static_cast<std::uint32_t>(si));
-    s.folded_frames = std::max(s.folded_frames, folded);
-    const counters& c = st.totals;
-    s.totals.allocations += c.allocations;
-    s.totals.bytes_allocated += c.bytes_allocated;
-    s.totals.frees += c.frees;
-    s.totals.temporary += c.temporary;
-    s.totals.leaked_allocations += c.leaked_allocations;
-    s.totals.leaked_bytes += c.leaked_bytes;
-    s.totals.peak_bytes += c.peak_bytes;
-    for (std::uint32_t k = st.first_size; k < st.first_size + st.sizes; ++k)
-      s.sizes.counts[a.stack_sizes[k].bucket] += a.stack_sizes[k].count;
+    site& s = a.sites[st.site];
+    s.folded_frames = std::max<std::size_t>(s.folded_frames, fold ? st.allocator_frames : 0);
+    add_counters(s.totals, st.totals);
   }
-  std::stable_sort(a.sites.begin(), a.sites.end(), [](const site& x, const site& y) {
-    if (x.totals.allocations != y.totals.allocations)
-      return x.totals.allocations > y.totals.allocations;
-    return x.totals.bytes_allocated > y.totals.bytes_allocated;
+
+  // Sorted by allocations, then bytes, descending, ties in the order first seen: the keys are
+  // sorted on their own and the order applied in place, so that the sites are never copied.
+  struct sort_key {
+    std::uint64_t allocations;
+    std::uint64_t bytes;
+    std::uint32_t site;
+  };
+  std::vector<sort_key> order(a.sites.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = sort_key{a.sites[i].totals.allocations, a.sites[i].totals.bytes_allocated,
+                        static_cast<std::uint32_t>(i)};
+  std::sort(order.begin(), order.end(), [](const sort_key& x, const sort_key& y) {
+    if (x.allocations != y.allocations) return x.allocations > y.allocations;
+    if (x.bytes != y.bytes) return x.bytes > y.bytes;
+    return x.site < y.site;
   });
-  for (std::size_t i = 0; i < a.sites.size(); ++i)
-    for (const std::uint32_t si : a.sites[i].stacks)
-      a.stacks[si].site = static_cast<std::uint32_t>(i);
+  std::vector<std::uint32_t> position(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    position[order[i].site] = static_cast<std::uint32_t>(i);
+  order = std::vector<sort_key>();
+  for (stack& st : a.stacks)
+    if (st.totals.allocations != 0) st.site = position[st.site];
+  // Site i moves to position[i]: follow each cycle of the permutation once.
+  for (std::size_t i = 0; i < position.size(); ++i) {
+    while (position[i] != i) {
+      const std::uint32_t to = position[i];
+      std::swap(a.sites[i], a.sites[to]);
+      std::swap(position[i], position[to]);
+    }
+  }
+
+  // Each site's sizes: its stacks' buckets, merged in bucket order.
+  std::vector<stack_bucket> by_site;  // `stack` holds the site here
+  by_site.reserve(a.stack_sizes.size());
+  for (const stack_bucket& b : a.stack_sizes)
+    by_site.push_back(stack_bucket{a.stacks[b.stack].site, b.bucket, b.count});
+  std::sort(by_site.begin(), by_site.end(), [](const stack_bucket& x, const stack_bucket& y) {
+    return x.stack != y.stack ? x.stack < y.stack : x.bucket < y.bucket;
+  });
+  for (std::size_t i = 0; i < by_site.size();) {
+    std::size_t end = i;
+    std::size_t distinct = 0;
+    for (; end < by_site.size() && by_site[end].stack == by_site[i].stack; ++end)
+      distinct += end == i || by_site[end].bucket != by_site[end - 1].bucket ? 1u : 0u;
+    std::vector<size_counts::bucket_count>& buckets = a.sites[by_site[i].stack].sizes.buckets;
+    buckets.reserve(distinct);
+    for (; i < end; ++i) {
+      if (buckets.empty() || buckets.back().bucket != by_site[i].bucket)
+        buckets.push_back(size_counts::bucket_count{by_site[i].bucket, 0});
+      buckets.back().count += by_site[i].count;
+    }
+  }
 }
 
 }  // namespace lowalloc::analyze

@@ -13,9 +13,10 @@
 namespace lowalloc::analyze {
 
 /// Fills a.frames, a.stacks and a.stack_sizes from the merge's stacks and the accounting's
-/// counters (symbolized unless opts.symbolize is false). Stacks keep the merge's numbering.
+/// counters (symbolized unless opts.symbolize is false), and frees the accounting's per-stack
+/// state once copied. Stacks keep the merge's numbering.
 void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
-                  const accounting& acc, const options& opts, analysis& a);
+                  accounting& acc, const options& opts, analysis& a);
 
 /// Fills a.sites from a.stacks: folded (allocator frames hidden) or not, sorted by allocations,
 /// then bytes, descending; sets each stack's `site`.

@@ -1,6 +1,9 @@
 // Symbolization with libdwfl: one Dwfl session per module, created on first use, so that
 // modules unloaded and replaced at the same addresses never overlap in one session.
+// ELF symbol names come from a symbol_index per module (symbol_index.hpp).
 #include "analyze/symbolize.hpp"
+
+#include "analyze/symbol_index.hpp"
 
 #include <cxxabi.h>
 #include <dwarf.h>
@@ -27,16 +30,6 @@ std::string demangle(const char* name) {
 }
 
 namespace {
-
-// The ELF symbol at pc, demangled, without a symbol version ("name@@GLIBC_2.2.5").
-std::string symbol_name(Dwfl_Module* mod, Dwarf_Addr pc) {
-  GElf_Off off = 0;
-  GElf_Sym sym;
-  std::string name = demangle(dwfl_module_addrinfo(mod, pc, &off, &sym, nullptr, nullptr, nullptr));
-  const std::size_t at = name.find('@');
-  if (at != std::string::npos && at != 0) name.resize(at);
-  return name;
-}
 
 const Dwfl_Callbacks callbacks = {
     nullptr,  // find_elf: modules are reported with their file name
@@ -68,8 +61,23 @@ struct symbolizer::impl {
   struct session {
     std::unique_ptr<Dwfl, dwfl_deleter> dwfl;
     bool tried = false;
+    std::unique_ptr<symbol_index> symbols;               // built on first use
+    std::unordered_map<const char*, std::string> names;  // by libdwfl's name: as printed
   };
   std::unordered_map<std::size_t, session> sessions;
+
+  // The ELF symbol at pc, demangled, without a symbol version ("name@@GLIBC_2.2.5").
+  std::string symbol_name(session& s, Dwfl_Module* mod, Dwarf_Addr pc) {
+    if (s.symbols == nullptr) s.symbols = std::make_unique<symbol_index>(mod);
+    const char* raw = s.symbols->name(mod, pc);
+    auto [it, inserted] = s.names.try_emplace(raw);
+    if (inserted) {
+      it->second = demangle(raw);
+      const std::size_t at = it->second.find('@');
+      if (at != std::string::npos && at != 0) it->second.resize(at);
+    }
+    return it->second;
+  }
 
   Dwfl* open(std::size_t key, const module_desc& m) {
     session& s = sessions[key];
@@ -102,6 +110,7 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
   const std::size_t first = out.size();
 
   Dwfl* dwfl = impl_->open(key, m);
+  impl::session& module_session = impl_->sessions[key];
   // A return address points after the call: look up the call instruction itself.
   const Dwarf_Addr pc = address == 0 ? 0 : address - 1;
   Dwfl_Module* mod = dwfl != nullptr ? dwfl_addrmodule(dwfl, pc) : nullptr;
@@ -147,7 +156,7 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
       f.function = die_name(die, &qualified);
       if (tag == DW_TAG_subprogram && !qualified && cxx) {
         // A C++ function with a bare DWARF name ("_M_run"): the ELF symbol is qualified.
-        std::string sym = symbol_name(mod, pc);
+        std::string sym = impl_->symbol_name(module_session, mod, pc);
         if (!sym.empty()) f.function = std::move(sym);
       }
       f.file = file;
@@ -176,16 +185,16 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
     frame f = base;
     f.file = file;
     f.line = line;
-    f.function = symbol_name(mod, pc);
+    f.function = impl_->symbol_name(module_session, mod, pc);
     out.push_back(std::move(f));
   } else if (out.size() == first) {
     // No function DIE covers pc (no DWARF, or code without it like _start): the ELF symbol
     // table, and no line (a line table would give the nearest line of some other function).
     frame f = base;
-    f.function = symbol_name(mod, pc);
+    f.function = impl_->symbol_name(module_session, mod, pc);
     out.push_back(std::move(f));
   } else if (out.back().function.empty()) {
-    out.back().function = symbol_name(mod, pc);
+    out.back().function = impl_->symbol_name(module_session, mod, pc);
   }
 }
 

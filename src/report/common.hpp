@@ -17,6 +17,7 @@ using analyze::counters;
 using analyze::frame;
 using analyze::histogram;
 using analyze::site;
+using analyze::size_counts;
 
 /// "allocations", "bytes", "temporary", "leaked" or "peak"; false for anything else.
 bool parse_sort_key(std::string_view name, sort_key& out) noexcept;

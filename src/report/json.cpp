@@ -2,6 +2,9 @@
 #include "report/common.hpp"
 
 #include <ostream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
 
 namespace lowalloc::report {
 
@@ -9,17 +12,56 @@ namespace {
 
 using analyze::process_info;
 
+void json_bucket(std::ostream& out, bool first, std::size_t b, std::uint64_t count) {
+  out << (first ? "" : ", ") << "{\"min\": " << histogram::bucket_min(b)
+      << ", \"max\": " << histogram::bucket_max(b) << ", \"count\": " << count << '}';
+}
+
+// The non-empty buckets, in bucket order: of the whole trace's histogram, or of a site's.
 void json_histogram(std::ostream& out, const histogram& h) {
   out << '[';
   bool first = true;
   for (std::size_t b = 0; b < h.counts.size(); ++b) {
     if (h.counts[b] == 0) continue;
-    out << (first ? "" : ", ") << "{\"min\": " << histogram::bucket_min(b)
-        << ", \"max\": " << histogram::bucket_max(b) << ", \"count\": " << h.counts[b] << '}';
+    json_bucket(out, first, b, h.counts[b]);
     first = false;
   }
   out << ']';
 }
+
+void json_histogram(std::ostream& out, const size_counts& sizes) {
+  out << '[';
+  for (std::size_t i = 0; i < sizes.buckets.size(); ++i)
+    json_bucket(out, i == 0, sizes.buckets[i].bucket, sizes.buckets[i].count);
+  out << ']';
+}
+
+// The JSON object of each frame, made once: sites share frames (every site's outer frames are
+// the same few), and escaping their names again for each was most of the report's time.
+class frame_objects {
+ public:
+  const std::string& of(const frame& f) {
+    auto [it, inserted] = text_.try_emplace(&f);
+    if (inserted) {
+      std::ostringstream o;
+      o << "{\"address\": \"" << hex(f.address)
+        << "\", \"module\": " << (f.module.empty() ? "null" : json_string(f.module))
+        << ", \"offset\": " << f.offset
+        << ", \"function\": " << (f.function.empty() ? "null" : json_string(f.function))
+        << ", \"file\": " << (f.file.empty() ? "null" : json_string(f.file)) << ", \"line\": ";
+      if (f.line == 0)
+        o << "null";
+      else
+        o << f.line;
+      o << ", \"inlined\": " << (f.inlined ? "true" : "false") << '}';
+      it->second = o.str();
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const frame*, std::string> text_;
+};
 
 }  // namespace
 
@@ -58,6 +100,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"sort\": " << json_string(sort_key_name(ro.sort)) << ",\n";
   out << "  \"sites\": [";
   const std::vector<const site*> sites = ranked_sites(a, ro.sort, ro.top);
+  frame_objects objects;
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const site& s = *sites[i];
     const counters& c = s.totals;
@@ -69,19 +112,12 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
         << "},\n     \"histogram\": ";
     json_histogram(out, s.sizes);
     out << ",\n     \"folded_frames\": " << s.folded_frames << ",\n     \"stack\": [";
+    std::string frames_text;
     for (std::size_t k = 0; k < s.stack.size(); ++k) {
-      const frame& f = s.stack[k];
-      out << (k == 0 ? "\n" : ",\n") << "      {\"address\": \"" << hex(f.address)
-          << "\", \"module\": " << (f.module.empty() ? "null" : json_string(f.module))
-          << ", \"offset\": " << f.offset
-          << ", \"function\": " << (f.function.empty() ? "null" : json_string(f.function))
-          << ", \"file\": " << (f.file.empty() ? "null" : json_string(f.file)) << ", \"line\": ";
-      if (f.line == 0)
-        out << "null";
-      else
-        out << f.line;
-      out << ", \"inlined\": " << (f.inlined ? "true" : "false") << '}';
+      frames_text += k == 0 ? "\n      " : ",\n      ";
+      frames_text += objects.of(s.stack[k]);
     }
+    out << frames_text;
     out << (s.stack.empty() ? "]}" : "\n     ]}");
   }
   out << (sites.empty() ? "]\n}\n" : "\n  ]\n}\n");

@@ -13,8 +13,7 @@ using analyze::process_info;
 
 void write_site_sizes(std::ostream& out, const site& s) {
   std::vector<std::pair<std::uint64_t, std::size_t>> top;
-  for (std::size_t b = 0; b < s.sizes.counts.size(); ++b)
-    if (s.sizes.counts[b] != 0) top.emplace_back(s.sizes.counts[b], b);
+  for (const auto& b : s.sizes.buckets) top.emplace_back(b.count, b.bucket);
   std::stable_sort(top.begin(), top.end(),
                    [](const auto& x, const auto& y) { return x.first > y.first; });
   constexpr std::size_t shown = 4;

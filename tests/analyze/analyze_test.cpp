@@ -319,8 +319,8 @@ TEST(Analyze, HistogramBoundaries) {
   EXPECT_EQ(a.sizes.counts[256], 2u);
   EXPECT_EQ(a.sizes.counts[257], 2u);
   EXPECT_EQ(a.sizes.counts[258], 1u);
-  EXPECT_EQ(a.sites[0].sizes.counts[256], 2u);
-  EXPECT_EQ(a.sites[0].sizes.counts[257], 2u);
+  EXPECT_EQ(a.sites[0].sizes.count(256), 2u);
+  EXPECT_EQ(a.sites[0].sizes.count(257), 2u);
 }
 
 TEST(Analyze, StreamsMergeByTimestampNotFileOrder) {
@@ -562,7 +562,8 @@ TEST(Events, AnotherAnalysisSeesEveryEventWithItsAllocation) {
   std::uint64_t per_stack[3] = {};
   for (const auto& e : log.allocs) ++per_stack[e.stack];
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(per_stack[i], a.stacks[i].totals.allocations);
-  EXPECT_EQ(a.frames[a.stacks[log.allocs[3].stack].frames.at(0)].address, 0x3000u);
+  ASSERT_EQ(a.stack_frames(log.allocs[3].stack).size(), 1u);
+  EXPECT_EQ(a.stack_frames(log.allocs[3].stack)[0].address, 0x3000u);
 }
 
 TEST(Events, OnDamageTheSinksStartAgain) {

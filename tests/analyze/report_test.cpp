@@ -22,6 +22,7 @@ namespace {
 
 using lowalloc::analyze::analysis;
 using lowalloc::analyze::frame;
+using lowalloc::analyze::frame_list;
 using lowalloc::analyze::site;
 using lowalloc::report::report_options;
 using lowalloc::report::sort_key;
@@ -242,23 +243,24 @@ analysis sample() {
   a.unmatched_frees = 3;
 
   site s1;
-  s1.stack = {make_frame(0x401000, "tokenize(std::string_view)", "/src/tok.hpp", 12, true),
-              make_frame(0x401000, "parse_line(std::string_view)", "/src/parser.cpp", 42),
-              make_frame(0x402000, "main", "/src/main.cpp", 10)};
+  s1.stack =
+      frame_list({make_frame(0x401000, "tokenize(std::string_view)", "/src/tok.hpp", 12, true),
+                  make_frame(0x401000, "parse_line(std::string_view)", "/src/parser.cpp", 42),
+                  make_frame(0x402000, "main", "/src/main.cpp", 10)});
   s1.folded_frames = 4;
   s1.totals = {1000000, 32000000, 999999, 990000, 1, 32, 3200};
-  s1.sizes.counts[32] = 1000000;
+  s1.sizes.add(32, 1000000);
   site s2;
   frame bad = make_frame(0x403000, "weird;name\x01\xff", "", 0);
   bad.module = "/usr/lib/libweird.so";
   bad.offset = 0x3000;
-  s2.stack = {bad, make_frame(0x402010, "main", "/src/main.cpp", 11)};
+  s2.stack = frame_list({bad, make_frame(0x402010, "main", "/src/main.cpp", 11)});
   s2.totals = {512345, 600000000, 500000, 10, 12345, 6000000, 7000000};
-  s2.sizes.counts[lowalloc::analyze::histogram::bucket_of(1000)] = 2;
-  s2.sizes.counts[lowalloc::analyze::histogram::bucket_of(300)] = 512343;
+  s2.sizes.add(lowalloc::analyze::histogram::bucket_of(1000), 2);
+  s2.sizes.add(lowalloc::analyze::histogram::bucket_of(300), 512343);
   site s3;  // no stack
   s3.totals = {1, 8, 1, 1, 0, 0, 8};
-  s3.sizes.counts[8] = 1;
+  s3.sizes.add(8, 1);
   a.sites = {s1, s2, s3};
   for (const site& s : a.sites) {
     a.totals.allocations += s.totals.allocations;
@@ -267,7 +269,7 @@ analysis sample() {
     a.totals.temporary += s.totals.temporary;
     a.totals.leaked_allocations += s.totals.leaked_allocations;
     a.totals.leaked_bytes += s.totals.leaked_bytes;
-    for (std::size_t b = 0; b < s.sizes.counts.size(); ++b) a.sizes.counts[b] += s.sizes.counts[b];
+    for (const auto& b : s.sizes.buckets) a.sizes.counts[b.bucket] += b.count;
   }
   a.totals.peak_bytes = 7003208;
   return a;
@@ -359,10 +361,11 @@ TEST(Report, TextSaysWhenTheProcessDidNotFinish) {
 TEST(Report, StdStringIsShortenedInTextAndFolded) {
   analysis a;
   site s;
-  s.stack = {make_frame(0x401000,
-                        "std::__cxx11::basic_string<char, std::char_traits<char>, "
-                        "std::allocator<char> >::_M_create(unsigned long&, unsigned long)",
-                        "", 0)};
+  s.stack =
+      frame_list({make_frame(0x401000,
+                             "std::__cxx11::basic_string<char, std::char_traits<char>, "
+                             "std::allocator<char> >::_M_create(unsigned long&, unsigned long)",
+                             "", 0)});
   s.totals.allocations = 1;
   a.sites = {s};
   a.totals.allocations = 1;
@@ -378,9 +381,11 @@ TEST(Report, StdStringIsShortenedInTextAndFolded) {
 TEST(Report, LongStacksAreCut) {
   analysis a;
   site s;
+  std::vector<frame> frames;
   for (unsigned i = 0; i < 20; ++i)
-    s.stack.push_back(
+    frames.push_back(
         make_frame(0x401000 + i, std::string("f").append(std::to_string(i)), "/src/f.cpp", i + 1));
+  s.stack = frame_list(std::move(frames));
   s.totals.allocations = 1;
   a.sites = {s};
   a.totals.allocations = 1;

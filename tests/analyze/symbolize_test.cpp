@@ -174,7 +174,7 @@ TEST(Symbolize, InlinedCallsAreTheirOwnFrames) {
   const std::uintptr_t ra = symtest::outer_of_inlined();
   const analysis a = symbolize_stack({ra});
   ASSERT_EQ(a.sites.size(), 1u);
-  const std::vector<frame>& st = a.sites[0].stack;
+  const lowalloc::analyze::frame_list& st = a.sites[0].stack;
   ASSERT_EQ(st.size(), 2u);
   EXPECT_EQ(st[0].function, "symtest::inlined_helper()");
   EXPECT_TRUE(st[0].inlined);
@@ -191,7 +191,7 @@ TEST(Symbolize, NestedInlinedCallsInCallerOrder) {
   const std::uintptr_t ra = symtest::outer_of_two();
   const analysis a = symbolize_stack({ra});
   ASSERT_EQ(a.sites.size(), 1u);
-  const std::vector<frame>& st = a.sites[0].stack;
+  const lowalloc::analyze::frame_list& st = a.sites[0].stack;
   ASSERT_EQ(st.size(), 3u);
   EXPECT_EQ(st[0].function, "symtest::inlined_helper()");
   EXPECT_EQ(st[0].line, static_cast<unsigned>(symtest::inlined_capture_line));
@@ -333,7 +333,7 @@ TEST(Fold, StacksEqualAfterFoldingMergeIntoOneSite) {
   ASSERT_EQ(a.sites.size(), 1u);
   EXPECT_EQ(a.sites[0].totals.allocations, 3u);
   EXPECT_EQ(a.sites[0].totals.bytes_allocated, 40u);
-  EXPECT_EQ(a.sites[0].sizes.counts[16], 2u);
+  EXPECT_EQ(a.sites[0].sizes.count(16), 2u);
 }
 
 TEST(Fold, FoldingHidesFramesFromSitesButTheStacksKeepThem) {
@@ -352,15 +352,16 @@ TEST(Fold, FoldingHidesFramesFromSitesButTheStacksKeepThem) {
       std::string::npos)
       << shown[0].function;
   // Both stacks as recorded: the allocation function first, with the whole name.
-  ASSERT_EQ(a.sites[0].stacks.size(), 2u);
+  const std::vector<std::uint32_t> stacks = a.site_stacks(0);
+  ASSERT_EQ(stacks.size(), 2u);
   const char* const names[] = {"malloc", "calloc"};
   for (std::size_t i = 0; i < 2; ++i) {
-    const lowalloc::analyze::stack& st = a.stacks.at(a.sites[0].stacks[i]);
+    const lowalloc::analyze::stack& st = a.stacks.at(stacks[i]);
     EXPECT_EQ(st.allocator_frames, 1u);
-    ASSERT_EQ(st.frames.size(), shown.size() + 1);
-    EXPECT_NE(a.frames[st.frames[0]].function.find(names[i]), std::string::npos)
-        << a.frames[st.frames[0]].function;
-    EXPECT_EQ(a.frames[st.frames[1]].function, shown[0].function);
+    const lowalloc::analyze::frame_list frames = a.stack_frames(stacks[i]);
+    ASSERT_EQ(frames.size(), shown.size() + 1);
+    EXPECT_NE(frames[0].function.find(names[i]), std::string::npos) << frames[0].function;
+    EXPECT_EQ(frames[1].function, shown[0].function);
     EXPECT_EQ(st.site, 0u);
   }
 }
