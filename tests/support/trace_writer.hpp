@@ -200,6 +200,24 @@ class trace_writer {
     allocs_.push_back(block_alloc{addr, unfreed});
     return *this;
   }
+  /// ALLOC at time `t` that the writer does not keep: the caller writes its free (free_local(),
+  /// free_address()) or lists it (addresses()) itself. For large generated traces, where keeping
+  /// every allocation of a block would be quadratic.
+  trace_writer& alloc_untracked(std::uint64_t t, std::uint64_t size, std::uint64_t stack_id) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_alloc);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, size);
+    put_varint(payload_, stack_id);
+    return *this;
+  }
+  /// FREE of `addr` as written, whatever the block allocated.
+  trace_writer& free_address(std::uint64_t t, std::uint64_t addr) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_free);
+    put_varint(payload_, dt(t));
+    put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
+    prev_addr_ = addr;
+    return *this;
+  }
   /// A free of `addr` at time `t`: FREE_LOCAL when the block allocated it, else FREE.
   trace_writer& free(std::uint64_t t, std::uint64_t addr) {
     for (std::size_t i = allocs_.size(); i-- > 0;) {
@@ -208,11 +226,7 @@ class trace_writer {
         return free_local(t, allocs_.size() - 1 - i);
       }
     }
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_free);
-    put_varint(payload_, dt(t));
-    put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
-    prev_addr_ = addr;
-    return *this;
+    return free_address(t, addr);
   }
   /// FREE_LOCAL as written: frees the allocation `distance` back in the block.
   trace_writer& free_local(std::uint64_t t, std::uint64_t distance) {
