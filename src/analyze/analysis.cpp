@@ -31,13 +31,13 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   return a;
 }
 
-}  // namespace
-
-analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
-                        const std::vector<event_sink*>& sinks) {
+// The trace at `data`; `file` is its mapping when it is a file's (its pages are released as the
+// blocks are read: the file's size does not count in the report's memory).
+analysis analyze_bytes(const void* data, std::size_t size, const options& opts,
+                       const std::vector<event_sink*>& sinks, const detail::file_bytes* file) {
   static const std::uint8_t empty = 0;
   const auto* bytes = size == 0 ? &empty : static_cast<const std::uint8_t*>(data);
-  const detail::file_index index = detail::index_blocks(bytes, size);
+  const detail::file_index index = detail::index_blocks(bytes, size, file);
 
   // Damage stops reading at the damaged block: blocks before it in the file are read, the
   // ones after it are not. Decoding finds damage in merge order, not file order, so on damage
@@ -55,7 +55,7 @@ analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
     }
     analysis a;
     {
-      event_merge merge(bytes, index, limit);
+      event_merge merge(bytes, index, limit, file);
       accounting acc;
       merge.add_sink(acc);
       for (event_sink* sink : sinks) merge.add_sink(*sink);
@@ -77,6 +77,13 @@ analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
   }
 }
 
+}  // namespace
+
+analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
+                        const std::vector<event_sink*>& sinks) {
+  return analyze_bytes(data, size, opts, sinks, nullptr);
+}
+
 analysis analyze_buffer(const void* data, std::size_t size, const options& opts) {
   return analyze_buffer(data, size, opts, {});
 }
@@ -84,7 +91,7 @@ analysis analyze_buffer(const void* data, std::size_t size, const options& opts)
 analysis analyze_file(const std::string& path, const options& opts,
                       const std::vector<event_sink*>& sinks) {
   const detail::file_bytes file(path);
-  return analyze_buffer(file.data(), file.size(), opts, sinks);
+  return analyze_bytes(file.data(), file.size(), opts, sinks, &file);
 }
 
 analysis analyze_file(const std::string& path, const options& opts) {

@@ -94,8 +94,9 @@ struct stream {
 }  // namespace
 
 struct event_merge::state {
-  state(const std::uint8_t* data, const file_index& index, std::size_t limit)
-      : data_(data), index_(index), limit_(limit) {}
+  state(const std::uint8_t* data, const file_index& index, std::size_t limit,
+        const detail::file_bytes* file)
+      : data_(data), index_(index), limit_(limit), file_(file) {}
 
   void run();
   bool load_block(stream& s);
@@ -127,6 +128,7 @@ struct event_merge::state {
   const std::uint8_t* data_;
   const file_index& index_;
   std::size_t limit_;
+  const detail::file_bytes* file_;  // the mapping of data_, if any: read blocks are released
   detail::decompressor decompressor_;
   std::vector<stream> streams_;
   std::vector<event_sink*> sinks_;
@@ -212,6 +214,7 @@ bool event_merge::state::load_block(stream& s) {
     }
     s.reader = payload_reader();  // an error below is about the block, not a record
     decompressor_.decompress(data_, b, s.buffer.get());
+    if (file_ != nullptr) file_->release(data_ + b.offset, fmt::block_header_size + b.compressed);
     s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
     s.decoding = fmt::block_decoding();
     s.ordinal = 0;
@@ -678,8 +681,9 @@ double event_merge::state::run_time_seconds() const noexcept {
   return seconds;
 }
 
-event_merge::event_merge(const std::uint8_t* data, const file_index& index, std::size_t limit)
-    : s_(std::make_unique<state>(data, index, limit)) {}
+event_merge::event_merge(const std::uint8_t* data, const file_index& index, std::size_t limit,
+                         const detail::file_bytes* file)
+    : s_(std::make_unique<state>(data, index, limit, file)) {}
 
 event_merge::~event_merge() = default;
 

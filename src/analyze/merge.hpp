@@ -24,8 +24,10 @@ struct block_damage {
 
 class event_merge {
  public:
-  /// Merges the blocks [0, limit) of `index` over the file at `data`.
-  event_merge(const std::uint8_t* data, const detail::file_index& index, std::size_t limit);
+  /// Merges the blocks [0, limit) of `index` over the file at `data`. With `file`, the mapping
+  /// that `data` is, each block's pages are released once it is decompressed.
+  event_merge(const std::uint8_t* data, const detail::file_index& index, std::size_t limit,
+              const detail::file_bytes* file = nullptr);
   ~event_merge();
   event_merge(const event_merge&) = delete;
   event_merge& operator=(const event_merge&) = delete;

@@ -31,7 +31,7 @@ std::uint16_t load_u16(const std::uint8_t* p) noexcept {
 
 }  // namespace
 
-file_index index_blocks(const std::uint8_t* data, std::size_t size) {
+file_index index_blocks(const std::uint8_t* data, std::size_t size, const file_bytes* file) {
   if (size < fmt::file_header_size || std::memcmp(data, fmt::file_magic, 8) != 0)
     throw trace_error("not a lowalloc trace file", 0);
   file_index index;
@@ -45,6 +45,10 @@ file_index index_blocks(const std::uint8_t* data, std::size_t size) {
     throw trace_error("damaged file header: header size " + std::to_string(header_size), 10);
 
   std::uint64_t offset = header_size;
+  // The headers read so far are released every few MiB: a large file is indexed with little of
+  // it resident.
+  constexpr std::uint64_t release_every = 4 << 20;
+  std::uint64_t released = 0;
   const auto stop = [&](std::string what) {
     index.damaged = true;
     index.damage = std::move(what);
@@ -80,7 +84,12 @@ file_index index_blocks(const std::uint8_t* data, std::size_t size) {
     }
     index.blocks.push_back(b);
     offset += fmt::block_header_size + std::uint64_t{b.compressed};
+    if (file != nullptr && offset - released >= release_every) {
+      file->release(data + released, offset - released);
+      released = offset;
+    }
   }
+  if (file != nullptr) file->release(data + released, offset - released);
   return index;
 }
 
@@ -188,6 +197,20 @@ file_bytes::file_bytes(const std::string& path) {
 
 file_bytes::~file_bytes() {
   if (map_ != nullptr) ::munmap(map_, size_);
+}
+
+void file_bytes::release(const std::uint8_t* p, std::size_t n) const noexcept {
+  if (map_ == nullptr || n == 0) return;
+  // A private, read-only mapping of a file: dropped pages are read from the file again, never
+  // lost. Every page that holds part of the range goes, and the 256 KiB before it: a fault maps
+  // the pages around the one it needs (64 KiB on Linux), so reading a block maps again pages of
+  // blocks released before it, and they would stay.
+  constexpr std::uintptr_t behind = 256 * 1024;
+  static const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(map_);
+  const auto start = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (start - base > behind ? start - behind : base) & ~(page - 1);
+  ::madvise(reinterpret_cast<void*>(lo), start + n - lo, MADV_DONTNEED);
 }
 
 }  // namespace lowalloc::analyze::detail

@@ -35,9 +35,13 @@ struct file_index {
   std::uint64_t damage_offset = 0;
 };
 
+class file_bytes;
+
 /// Checks the file header (throws trace_error: not a trace, unknown version) and walks the
-/// block headers without decompressing anything.
-file_index index_blocks(const std::uint8_t* data, std::size_t size);
+/// block headers without decompressing anything. With `file`, the mapping `data` is, the pages
+/// it read are released as it goes.
+file_index index_blocks(const std::uint8_t* data, std::size_t size,
+                        const file_bytes* file = nullptr);
 
 /// A record that cannot be decoded; the message says what, the caller adds where.
 class payload_error : public std::runtime_error {
@@ -131,6 +135,11 @@ class file_bytes {
 
   const std::uint8_t* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
+
+  /// Lets the kernel drop the mapped pages that hold [p, p + n), which this process has read and
+  /// may not read again soon: read again, they come back from the file. So a trace larger than
+  /// memory is read with a few pages of it resident. Nothing for a file read into memory.
+  void release(const std::uint8_t* p, std::size_t n) const noexcept;
 
  private:
   void* map_ = nullptr;
