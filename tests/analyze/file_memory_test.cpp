@@ -2,6 +2,7 @@
 // part once read, so the report of a trace larger than memory fits in memory. Its own
 // executable, so that the peak RSS is this test's alone.
 #include "analyze/analysis.hpp"
+#include "support/sanitized.hpp"
 #include "support/synthetic_trace.hpp"
 
 #include <gtest/gtest.h>
@@ -12,17 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define LOWALLOC_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define LOWALLOC_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef LOWALLOC_TEST_SANITIZED
-#define LOWALLOC_TEST_SANITIZED 0
-#endif
 
 namespace {
 

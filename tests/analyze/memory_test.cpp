@@ -4,6 +4,7 @@
 #include "analyze/analysis.hpp"
 #include "report/common.hpp"
 #include "report/report.hpp"
+#include "support/sanitized.hpp"
 #include "support/trace_writer.hpp"
 
 #include <gtest/gtest.h>
@@ -13,17 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define LOWALLOC_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define LOWALLOC_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef LOWALLOC_TEST_SANITIZED
-#define LOWALLOC_TEST_SANITIZED 0
-#endif
 
 namespace {
 
