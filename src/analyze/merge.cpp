@@ -36,18 +36,29 @@ struct segment_end {
   std::uint32_t module;
 };
 
-enum class event : std::uint8_t { alloc, free, free_local, module, unmodule, stack };
+enum class event : std::uint8_t {
+  alloc,
+  free,
+  free_local,
+  free_kept,
+  live,
+  module,
+  unmodule,
+  stack
+};
 
 // What the block says about the address of each of its allocations (by ordinal).
 enum class slot_state : std::uint8_t {
   lost,    // neither freed in the block nor listed: its free was not recorded
   listed,  // its address is in the block's ADDRESSES record
   local,   // freed by a FREE_LOCAL of the block; the address is never written
+  kept,    // live past the block, known by its stream ordinal (the block ends with KEPT)
 };
 
 struct ordinal_slot {
-  std::uint64_t addr = 0;  // listed: the address
-  std::uint64_t size = 0;  // local: set when the ALLOC is merged
+  std::uint64_t addr = 0;     // listed: the address
+  std::uint64_t size = 0;     // local: set when the ALLOC is merged
+  std::uint64_t dropped = 0;  // kept: 1 + the stream ordinal of the kept block it replaces, or 0
   std::uint32_t stack = 0;
   slot_state state = slot_state::lost;
 };
@@ -65,9 +76,13 @@ struct stream {
   std::uint64_t clock = 0;
   std::vector<ordinal_slot> slots;        // the current block's allocations
   std::uint64_t ordinal = 0;              // ALLOC records decoded in the current block
+  std::uint64_t ordinal_base = 0;         // ALLOC records of the stream before the block
+  detail::u64_map<live_block> kept;       // live blocks known by stream ordinal (KEPT)
   detail::u64_map<std::uint32_t> stacks;  // stack id -> merged stack index
   bool has_last_alloc = false;            // the latest ALLOC has a known address...
   std::uint64_t last_alloc = 0;           // ...this one
+  bool has_last_kept = false;             // the latest ALLOC is kept...
+  std::uint64_t last_kept = 0;            // ...with this stream ordinal
   bool deferred = false;                  // waits for the other streams' events of its stamp
 
   // The pending event: decoded, not yet merged.
@@ -77,12 +92,14 @@ struct stream {
   std::uint64_t size = 0;
   std::uint64_t addr = 0;
   std::uint32_t stack = 0;
-  std::uint64_t slot = 0;      // ALLOC: its ordinal; FREE_LOCAL: the ordinal it frees
+  std::uint64_t slot = 0;      // ALLOC: its ordinal; FREE_LOCAL: the ordinal it frees;
+                               // FREE_KEPT: the stream ordinal it frees
   bool latest = false;         // FREE_LOCAL of the latest allocation (distance 0)
   std::uint64_t id_field = 0;  // MODULE, UNMODULE and STACK id
   std::uint64_t bias = 0;
   std::string_view path;
-  std::vector<std::uint64_t> scratch;  // MODULE: start, size pairs; STACK: addresses
+  std::vector<std::uint64_t> scratch;  // MODULE: start, size pairs; STACK: addresses;
+                                       // LIVE: ordinal, address pairs
   // The stream's previous STACK and the tree nodes of its outer frames (path[k]: the node of
   // its k + 1 outermost frames), valid while the module map is the one of `modules_epoch`:
   // a thread's next stack mostly shares its outer frames, which then need no lookup.
@@ -108,6 +125,8 @@ struct event_merge::state {
   void process_alloc(stream& s);
   void process_free(stream& s);
   void process_free_local(stream& s);
+  void process_free_kept(stream& s);
+  void process_live(stream& s);
   void process_module(stream& s);
   void process_unmodule(stream& s);
   std::uint32_t location_of(std::uint64_t ip);
@@ -163,6 +182,7 @@ namespace {
 struct scan_visitor {
   std::vector<ordinal_slot>& slots;
   bool have_addresses = false;
+  bool have_kept = false;
 
   template <class Record>
   void operator()(const Record&) {}
@@ -200,6 +220,31 @@ struct scan_visitor {
       slot.addr = e.addr;
     }
   }
+
+  template <class Items>
+  void operator()(const fmt::kept_record&, Items& entries) {
+    if (have_kept) throw payload_error("a second KEPT record in the block");
+    have_kept = true;
+    while (entries.left() != 0) {
+      const fmt::kept_drop e = entries.next();
+      if (e.ordinal >= slots.size())
+        throw payload_error("KEPT lists allocation " + std::to_string(e.ordinal) +
+                            " of a block with " + std::to_string(slots.size()));
+      ordinal_slot& slot = slots[static_cast<std::size_t>(e.ordinal)];
+      if (slot.state != slot_state::lost)
+        throw payload_error("KEPT lists allocation " + std::to_string(e.ordinal) +
+                            ", which the block frees or lists in ADDRESSES");
+      if (e.dropped == ~std::uint64_t{0}) throw payload_error("KEPT drops no allocation");
+      slot.dropped = e.dropped + 1;
+    }
+  }
+
+  // After the last record: with KEPT, what the block neither frees nor lists stays live.
+  void finish() {
+    if (!have_kept) return;
+    for (ordinal_slot& slot : slots)
+      if (slot.state == slot_state::lost) slot.state = slot_state::kept;
+  }
 };
 
 }  // namespace
@@ -218,6 +263,8 @@ bool event_merge::state::load_block(stream& s) {
     s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
     s.decoding = fmt::block_decoding();
     s.ordinal = 0;
+    s.ordinal_base += s.slots.size();  // the previous block's allocations
+    s.slots.clear();
     if (b.decompressed == 0) continue;
     if (s.buffer[0] != fmt::tag_time)
       throw payload_error("the block does not begin with a TIME record");
@@ -235,6 +282,7 @@ void event_merge::state::scan_block(stream& s) {
   scan_visitor visit{s.slots};
   fmt::block_decoding decoding;
   while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
+  visit.finish();
 }
 
 // Decodes up to the next event of the stream that takes part in the merge; false at its end.
@@ -345,6 +393,28 @@ struct decode_visitor {
 
   template <class Items>
   void operator()(const fmt::addresses_record&, Items&) {}  // read by the first pass
+  template <class Items>
+  void operator()(const fmt::kept_record&, Items&) {}  // read by the first pass
+
+  void operator()(const fmt::free_kept_record& r) {
+    m.tick(s, r.dt);
+    s.slot = r.ordinal;
+    s.kind = event::free_kept;
+    event = true;
+  }
+
+  template <class Items>
+  void operator()(const fmt::live_record& r, Items& entries) {
+    m.tick(s, r.dt);
+    s.scratch.clear();
+    while (entries.left() != 0) {
+      const fmt::live_entry e = entries.next();
+      s.scratch.push_back(e.ordinal);
+      s.scratch.push_back(e.addr);
+    }
+    s.kind = event::live;
+    event = true;
+  }
 
   void operator()(const fmt::lost_record& r) {
     for (event_sink* sink : m.sinks_) sink->on_lost(r.count);
@@ -464,7 +534,23 @@ void event_merge::state::process_alloc(stream& s) {
   e.size = s.size;
   e.stack = s.stack;
   ordinal_slot& slot = s.slots[static_cast<std::size_t>(s.slot)];
+  s.has_last_kept = false;
   switch (slot.state) {
+    case slot_state::kept: {
+      live_block dropped{};
+      if (slot.dropped != 0 && s.kept.erase(slot.dropped - 1, dropped)) {
+        // It received the address of a kept block whose FREE was not recorded.
+        const forgotten_event f{dropped.size, dropped.stack};
+        for (event_sink* sink : sinks_) sink->on_forgotten(f);
+      }
+      const std::uint64_t ordinal = s.ordinal_base + s.slot;
+      bool inserted = false;
+      s.kept.get(ordinal, inserted) = live_block{s.size, s.stack, s.index};
+      s.has_last_alloc = false;
+      s.has_last_kept = true;
+      s.last_kept = ordinal;
+      break;
+    }
     case slot_state::lost:
       // Its address was handed out again without a recorded free: never live.
       e.lost = true;
@@ -506,6 +592,47 @@ void event_merge::state::process_free_local(stream& s) {
   // leaves the latest as it is (it may be freed next, in a later block, with its address).
   e.temporary = s.latest;
   for (event_sink* sink : sinks_) sink->on_free(e);
+}
+
+void event_merge::state::process_free_kept(stream& s) {
+  free_event e;
+  e.thread = s.index;
+  e.tick = s.time;
+  live_block b{};
+  if (s.kept.erase(s.slot, b)) {
+    e.matched = true;
+    e.size = b.size;
+    e.stack = b.stack;
+    e.alloc_thread = s.index;
+    if (s.has_last_kept && s.last_kept == s.slot) {
+      e.temporary = true;
+      s.has_last_kept = false;
+    }
+  }
+  for (event_sink* sink : sinks_) sink->on_free(e);
+}
+
+// LIVE: the kept blocks listed are known by address from here on, as if ADDRESSES had listed
+// them; other threads' FREEs of them come after (the recorder writes LIVE before a second
+// thread starts).
+void event_merge::state::process_live(stream& s) {
+  for (std::size_t i = 0; i + 1 < s.scratch.size(); i += 2) {
+    live_block kept{};
+    if (!s.kept.erase(s.scratch[i], kept)) continue;  // freed already (a damaged trace)
+    const std::uint64_t addr = s.scratch[i + 1];
+    bool inserted = false;
+    live_block& b = live_.get(addr, inserted);
+    if (!inserted) {
+      const forgotten_event f{b.size, b.stack};
+      for (event_sink* sink : sinks_) sink->on_forgotten(f);
+    }
+    b = kept;
+    if (s.has_last_kept && s.last_kept == s.scratch[i]) {
+      s.has_last_kept = false;
+      s.has_last_alloc = true;
+      s.last_alloc = addr;
+    }
+  }
 }
 
 // The rule for events of equal stamps (docs/trace-format.md, "Timestamps"): an ALLOC that would
@@ -590,6 +717,12 @@ void event_merge::state::process(stream& s) {
     case event::free_local:
       process_free_local(s);
       break;
+    case event::free_kept:
+      process_free_kept(s);
+      break;
+    case event::live:
+      process_live(s);
+      break;
     case event::module:
       process_module(s);
       break;
@@ -661,6 +794,7 @@ void event_merge::state::run() {
   // What only the merge needed: the live blocks (the sinks counted what is left) and the
   // tables that interned the stacks. Their memory goes before the stacks are symbolized.
   live_ = detail::u64_map<live_block>();
+  for (stream& s : streams_) s.kept = detail::u64_map<live_block>();
   location_of_address_ = detail::u64_map<std::uint32_t>();
   other_locations_.clear();
   child_of_ = detail::u64_map<std::uint32_t>();

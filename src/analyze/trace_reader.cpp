@@ -36,9 +36,10 @@ file_index index_blocks(const std::uint8_t* data, std::size_t size, const file_b
     throw trace_error("not a lowalloc trace file", 0);
   file_index index;
   index.version = load_u16(data + 8);
-  if (index.version != fmt::version)
+  if (index.version < fmt::oldest_version || index.version > fmt::version)
     throw trace_error("trace format version " + std::to_string(index.version) +
-                          "; this lowalloc reads version " + std::to_string(fmt::version),
+                          "; this lowalloc reads versions " + std::to_string(fmt::oldest_version) +
+                          " to " + std::to_string(fmt::version),
                       8);
   const std::uint16_t header_size = load_u16(data + 10);
   if (header_size < fmt::file_header_size || header_size > size)

@@ -56,6 +56,7 @@ void begin_block(thread_state* t) {
     std::memset(t->local, 0, local_capacity * sizeof(local_entry));
   t->local_count = 0;
   t->evicted_count = 0;
+  t->ordinal_base += t->alloc_ordinal;
   t->alloc_ordinal = 0;
 }
 
@@ -81,6 +82,26 @@ local_entry* sort_by_ordinal(local_entry* entries, local_entry* spare, std::size
 
 }  // namespace
 
+namespace {
+
+// The block's unfreed allocations go to the kept table, in increasing ordinal (of two at one
+// address, the later stays). KEPT lists the allocations that replaced a kept one.
+void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
+  std::size_t drops = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t replaced = 0;
+    if (kept_put(t->kept, sorted[i].addr, t->ordinal_base + sorted[i].ordinal, &replaced))
+      sorted[drops++] = local_entry{replaced, sorted[i].ordinal, 0};  // drops <= i: read already
+  }
+  unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::kept_record{drops});
+  fmt::kept_list_encoder entries;
+  for (std::size_t i = 0; i < drops; ++i)
+    p = entries.encode(p, fmt::kept_drop{sorted[i].ordinal, sorted[i].addr});
+  commit(t, p);
+}
+
+}  // namespace
+
 void write_addresses(thread_state* t) {
   if (t->local_count + t->evicted_count == 0) return;
   std::size_t n = 0;
@@ -89,7 +110,11 @@ void write_addresses(thread_state* t) {
   for (std::size_t i = 0; i < t->evicted_count; ++i) t->scratch[n++] = t->evicted[i];
   // The block-local table is emptied when the next block begins (local_count stays non-zero
   // until then): its space is the sort's spare room.
-  const local_entry* sorted = sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal);
+  local_entry* sorted = sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal);
+  if (t->keeps && kept_reserve(t->kept, n)) {
+    write_kept(t, sorted, n);
+    return;
+  }
   unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::addresses_record{n});
   fmt::address_list_encoder entries;
   for (std::size_t i = 0; i < n; ++i)

@@ -41,8 +41,9 @@ inline std::uint64_t take_dt(thread_state* t, std::uint64_t ticks) {
 // Opens a block with TIME and empties the block-local table.
 void begin_block(thread_state* t);
 
-// Closes a block with ADDRESSES, the addresses of its allocations it did not free, by ordinal.
-// Written into the trailer space beyond buffer_bytes, reserved for it.
+// Closes a block with ADDRESSES, the addresses of its allocations it did not free, by ordinal;
+// or, when the thread keeps them, with KEPT. Written into the trailer space beyond buffer_bytes,
+// reserved for it.
 void write_addresses(thread_state* t);
 
 void write_thread_record(thread_state* t);
@@ -86,7 +87,8 @@ struct caller_frame {
 __attribute__((noinline)) void record_alloc(thread_state* t, trace_format::alloc_kind kind,
                                             std::size_t size, void* ptr, const caller_frame& from);
 
-// FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, else FREE.
+// FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
+// when it is one the thread keeps, else FREE.
 inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
   t->has_events = true;
   unsigned char* p = ensure_space(t, 32);
@@ -102,10 +104,14 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
     local_erase(t, i);
     local = false;
   }
+  std::uint64_t ordinal;
   if (local) {
     std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
     p = trace_format::encode(p, trace_format::free_local_record{take_dt(t, ticks), distance});
     local_erase(t, i);
+  } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
+    p = trace_format::encode(p, trace_format::free_kept_record{take_dt(t, ticks), ordinal},
+                             t->encoding);
   } else {
     epoch.fetch_add(1, std::memory_order_relaxed);
     p = trace_format::encode(p, trace_format::free_record{take_dt(t, ticks), addr}, t->encoding);

@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 1: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 2: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,7 +8,8 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 1;
+inline constexpr std::uint16_t version = 2;
+inline constexpr std::uint16_t oldest_version = 1;  // version 1 lacks LIVE, FREE_KEPT and KEPT
 inline constexpr std::uint16_t file_header_size = 16;
 
 inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endian
@@ -24,6 +25,7 @@ enum tag : std::uint8_t {
   tag_unmodule = 0x05,
   tag_stack = 0x06,
   tag_reset = 0x07,
+  tag_live = 0x08,
   tag_alloc = 0x10,  // 0x10..0x17, low 3 bits: alloc_kind
   tag_free = 0x18,
   tag_lost = 0x19,
@@ -31,6 +33,8 @@ enum tag : std::uint8_t {
   tag_free_local = 0x1B,
   tag_addresses = 0x1C,
   tag_exec = 0x1D,
+  tag_free_kept = 0x1E,
+  tag_kept = 0x1F,
 };
 
 enum alloc_kind : std::uint8_t {

@@ -203,6 +203,17 @@ LOWALLOC_EXPORT int dlclose(void* handle) noexcept {
   return rc;
 }
 
+// --- threads -------------------------------------------------------------------------------------
+
+// The new thread may free this one's blocks: before it runs, the blocks kept by ordinal get their
+// addresses written. (The recorder's own writer thread starts inside the recorder: tls_guard.)
+LOWALLOC_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                   void* (*start)(void*), void* arg) noexcept {
+  if (!ready()) return EAGAIN;
+  if (!tls_guard) before_thread_start();
+  return real.pthread_create(thread, attr, start, arg);
+}
+
 // A process that ends with _exit (often a fork child) still gets its last block and END. (glibc
 // declares _exit without noexcept, _Exit with it; the definitions match.)
 LOWALLOC_EXPORT __attribute__((noreturn)) void _exit(int status) {

@@ -17,6 +17,7 @@
 #define LOWALLOC_SRC_TRACE_HOOKS_HPP
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <cstddef>
 
@@ -39,6 +40,9 @@
   X(module, dlmopen, dlmopen, void*, (Lmid_t lmid, const char* path, int mode),                    \
     (lmid, path, mode))                                                                            \
   X(own, dlclose, dlclose, int, (void* handle), (handle))                                          \
+  X(own, pthread_create, pthread_create, int,                                                      \
+    (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg),            \
+    (thread, attr, start, arg))                                                                    \
   X(own, _exit, exit_now, void, (int status), (status))                                            \
   X(own, _Exit, exit_now2, void, (int status), (status))                                           \
   X(exec, execve, execve, int, (const char* path, char* const argv[], char* const envp[]),         \

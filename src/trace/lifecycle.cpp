@@ -128,6 +128,12 @@ void fork_child() {
     t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
     t->pos = 0;
     t->has_events = false;
+    // The child has one thread, and a trace whose ordinals start again.
+    many_threads.store(false, std::memory_order_relaxed);
+    t->keeps = true;
+    kept_release(t->kept);
+    t->alloc_ordinal = 0;
+    t->ordinal_base = 0;
     reset_stacks(t->stacks);
     begin_block(t);
     bool guard = tls_guard;
@@ -243,6 +249,14 @@ void finish_process() {
   drain_writer();
   tracing.store(false, std::memory_order_relaxed);
   tls_guard = guard;
+}
+
+void before_thread_start() {
+  many_threads.store(true, std::memory_order_relaxed);
+  thread_state* t = enter();
+  if (t == nullptr) return;
+  if (t->keeps) stop_keeping(t);
+  leave(t);
 }
 
 // Other threads' unflushed events are lost, as at exit. A fork child that recorded nothing writes

@@ -13,6 +13,10 @@ namespace lowalloc::trace {
 // (docs/tracer.md).
 void finish_process();
 
+// pthread_create is about to start a thread, which may free this one's blocks: no thread keeps
+// blocks by ordinal from now on (thread_state.hpp, many_threads).
+void before_thread_start();
+
 // exec replaces the image: write this thread's events and an EXEC record first.
 void before_exec(const char* path);
 

@@ -14,9 +14,9 @@
 //     [[noreturn]] void fail(const char* what);  // a record that cannot be decoded
 //   };
 //
-// Records that hold a list (PROCESS, MODULE, STACK, ADDRESSES) hand the visitor their fixed
-// fields and a cursor over the items, decoded as the visitor takes them, so that a check on an
-// item fails at that item's position; the items a visitor does not take are skipped.
+// Records that hold a list (PROCESS, MODULE, STACK, ADDRESSES, KEPT, LIVE) hand the visitor their
+// fixed fields and a cursor over the items, decoded as the visitor takes them, so that a check on
+// an item fails at that item's position; the items a visitor does not take are skipped.
 #ifndef LOWALLOC_SRC_TRACE_RECORDS_HPP
 #define LOWALLOC_SRC_TRACE_RECORDS_HPP
 
@@ -173,13 +173,51 @@ struct exec_record {
   std::string_view path;
 };
 
+/// FREE_KEPT: frees the allocation with stream ordinal `ordinal` (the count of the stream's ALLOC
+/// records before it), kept by a block that listed it in no ADDRESSES (KEPT). Written as a
+/// delta from the block's previous FREE_KEPT ordinal.
+struct free_kept_record {
+  static constexpr std::uint8_t tag = tag_free_kept;
+  std::uint64_t dt = 0;
+  std::uint64_t ordinal = 0;
+};
+
+/// KEPT: the last record of a block whose unfreed allocations not listed in ADDRESSES stay live,
+/// known by their stream ordinal; then `count` (ordinal, dropped) entries: the block's allocation
+/// `ordinal` received the address of the kept allocation `dropped` (a stream ordinal), whose free
+/// was not recorded.
+struct kept_record {
+  static constexpr std::uint8_t tag = tag_kept;
+  std::uint64_t count = 0;
+};
+
+struct kept_drop {
+  std::uint64_t ordinal = 0;
+  std::uint64_t dropped = 0;
+};
+
+/// LIVE: kept allocations are known by address from here on; then `count` (ordinal, address)
+/// entries, each field a delta from the previous entry.
+struct live_record {
+  static constexpr std::uint8_t tag = tag_live;
+  std::uint64_t dt = 0;
+  std::uint64_t count = 0;
+};
+
+struct live_entry {
+  std::uint64_t ordinal = 0;
+  std::uint64_t addr = 0;
+};
+
 // --- encoding ------------------------------------------------------------------------------------
 // Each `encode` returns the end of what it wrote. Bounds: a record of fixed fields takes at most
 // 1 + max_varint_bytes per field; strings and lists add their own bytes.
 
-/// What encoding carries from one record to the next within a block: FREE addresses are deltas.
+/// What encoding carries from one record to the next within a block: FREE addresses and
+/// FREE_KEPT ordinals are deltas.
 struct block_encoding {
   std::uint64_t free_addr = 0;
+  std::uint64_t free_ordinal = 0;
 };
 
 inline unsigned char* encode(unsigned char* p, const time_record& r) noexcept {
@@ -297,6 +335,55 @@ class address_list_encoder {
   address_entry prev_;
 };
 
+inline unsigned char* encode(unsigned char* p, const free_kept_record& r,
+                             block_encoding& b) noexcept {
+  *p++ = free_kept_record::tag;
+  p = put_varint(p, r.dt);
+  p = put_svarint(p, static_cast<std::int64_t>(r.ordinal - b.free_ordinal));
+  b.free_ordinal = r.ordinal;
+  return p;
+}
+
+/// The count; then the entries through a kept_list_encoder.
+inline unsigned char* encode(unsigned char* p, const kept_record& r) noexcept {
+  *p++ = kept_record::tag;
+  return put_varint(p, r.count);
+}
+
+/// The entries of KEPT, in increasing ordinal: at most 2 * max_varint_bytes each.
+class kept_list_encoder {
+ public:
+  unsigned char* encode(unsigned char* p, const kept_drop& e) noexcept {
+    p = put_varint(p, e.ordinal - prev_);
+    prev_ = e.ordinal;
+    return put_varint(p, e.dropped);
+  }
+
+ private:
+  std::uint64_t prev_ = 0;
+};
+
+/// The fixed fields; then the entries through a live_list_encoder.
+inline unsigned char* encode(unsigned char* p, const live_record& r) noexcept {
+  *p++ = live_record::tag;
+  p = put_varint(p, r.dt);
+  return put_varint(p, r.count);
+}
+
+/// The entries of LIVE, in any order: at most 2 * max_varint_bytes each.
+class live_list_encoder {
+ public:
+  unsigned char* encode(unsigned char* p, const live_entry& e) noexcept {
+    p = put_svarint(p, static_cast<std::int64_t>(e.ordinal - prev_.ordinal));
+    p = put_svarint(p, static_cast<std::int64_t>(e.addr - prev_.addr));
+    prev_ = e;
+    return p;
+  }
+
+ private:
+  live_entry prev_;
+};
+
 inline unsigned char* encode(unsigned char* p, const exec_record& r,
                              std::size_t path_cap) noexcept {
   *p++ = exec_record::tag;
@@ -309,6 +396,7 @@ inline unsigned char* encode(unsigned char* p, const exec_record& r,
 /// What decoding carries from one record to the next within a block.
 struct block_decoding {
   std::uint64_t free_addr = 0;
+  std::uint64_t free_ordinal = 0;
 };
 
 /// The items of a list record, decoded one `next()` at a time.
@@ -387,6 +475,42 @@ class item_cursor<Reader, address_entry> : public cursor_base<Reader> {
  private:
   address_entry e_;
   bool first_ = true;
+};
+
+/// KEPT: entries with the ordinal delta resolved; ordinals must increase.
+template <class Reader>
+class item_cursor<Reader, kept_drop> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  kept_drop next() {
+    const std::uint64_t delta = this->r_.varint();
+    if (!first_ && delta == 0) this->r_.fail("KEPT ordinals not increasing");
+    e_.ordinal = e_.ordinal + delta < delta ? ~std::uint64_t{0} : e_.ordinal + delta;
+    e_.dropped = this->r_.varint();
+    first_ = false;
+    --this->left_;
+    return e_;
+  }
+
+ private:
+  kept_drop e_;
+  bool first_ = true;
+};
+
+/// LIVE: entries with both deltas resolved.
+template <class Reader>
+class item_cursor<Reader, live_entry> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  live_entry next() {
+    e_.ordinal += static_cast<std::uint64_t>(this->r_.svarint());
+    e_.addr += static_cast<std::uint64_t>(this->r_.svarint());
+    --this->left_;
+    return e_;
+  }
+
+ private:
+  live_entry e_;
 };
 
 namespace detail {
@@ -495,6 +619,31 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       addresses_record rec;
       rec.count = r.count(2);
       item_cursor<Reader, address_entry> entries(r, rec.count);
+      visit(rec, entries);
+      detail::skip_rest(entries);
+      break;
+    }
+    case tag_free_kept: {
+      free_kept_record rec;
+      rec.dt = r.varint();
+      b.free_ordinal += static_cast<std::uint64_t>(r.svarint());
+      rec.ordinal = b.free_ordinal;
+      visit(rec);
+      break;
+    }
+    case tag_kept: {
+      kept_record rec;
+      rec.count = r.count(2);
+      item_cursor<Reader, kept_drop> entries(r, rec.count);
+      visit(rec, entries);
+      detail::skip_rest(entries);
+      break;
+    }
+    case tag_live: {
+      live_record rec;
+      rec.dt = r.varint();
+      rec.count = r.count(2);
+      item_cursor<Reader, live_entry> entries(r, rec.count);
       visit(rec, entries);
       detail::skip_rest(entries);
       break;

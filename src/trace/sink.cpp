@@ -254,7 +254,10 @@ void flush(thread_state* t, bool final_block) {
     t->buffer = t->buffers[1 - idx];
   }
   t->pos = 0;
-  if (!final_block) begin_block(t);
+  if (final_block) return;
+  begin_block(t);
+  // Another thread has started since (without pthread_create, which stops keeping at once).
+  if (LOWALLOC_UNLIKELY(t->keeps && many_threads.load(std::memory_order_relaxed))) stop_keeping(t);
 }
 
 void wait_for_buffers(thread_state* t) {

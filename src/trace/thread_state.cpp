@@ -25,6 +25,7 @@ std::atomic<std::uint32_t> module_generation{0};
 std::atomic<std::uint64_t> lost_events{0};
 pthread_key_t thread_key;
 std::atomic<bool> closing{false};
+std::atomic<bool> many_threads{false};
 
 namespace {
 
@@ -32,13 +33,16 @@ namespace {
 pthread_mutex_t live_mutex = PTHREAD_MUTEX_INITIALIZER;
 thread_state* live_head = nullptr;
 
-void add_live(thread_state* t) {
+// Adds `t`; false when it is not the only one.
+bool add_live(thread_state* t) {
   pthread_mutex_lock(&live_mutex);
+  const bool only = live_head == nullptr;
   t->prev_live = nullptr;
   t->next_live = live_head;
   if (live_head != nullptr) live_head->prev_live = t;
   live_head = t;
   pthread_mutex_unlock(&live_mutex);
+  return only;
 }
 
 void remove_live(thread_state* t) {
@@ -163,11 +167,37 @@ thread_state* create_thread_state() {
   begin_block(t);
   write_thread_record(t);
   pthread_setspecific(thread_key, t);
-  add_live(t);
+  // A second state is a second thread, whether or not it came through pthread_create (the
+  // first thread then stops keeping at the end of its block).
+  if (!add_live(t)) many_threads.store(true, std::memory_order_relaxed);
+  t->keeps = !many_threads.load(std::memory_order_relaxed);
   return t;
 }
 
+void stop_keeping(thread_state* t) {
+  t->keeps = false;
+  constexpr std::size_t per_record = 2048;  // 40 KiB at most: fits an empty block
+  std::size_t slot = 0;
+  for (std::size_t left = t->kept.count; left != 0;) {
+    const std::size_t n = left < per_record ? left : per_record;
+    // (A flush here ends the block with ADDRESSES: keeps is off.)
+    unsigned char* p = ensure_space(t, 32 + n * 2 * fmt::max_varint_bytes);
+    p = fmt::encode(p, fmt::live_record{take_dt(t, stamp_now()), n});
+    fmt::live_list_encoder entries;
+    for (std::size_t k = 0; k < n; ++slot) {
+      const kept_entry& e = t->kept.slots[slot];
+      if (e.addr == 0) continue;
+      p = entries.encode(p, fmt::live_entry{e.ordinal, e.addr});
+      ++k;
+    }
+    commit(t, p);
+    left -= n;
+  }
+  kept_release(t->kept);
+}
+
 void release_thread_state(thread_state* t) {
+  kept_release(t->kept);
   remove_live(t);
   release_stacks(t->stacks);
   munmap(t, thread_mapping_bytes());

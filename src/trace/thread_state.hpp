@@ -8,6 +8,7 @@
 #define LOWALLOC_SRC_TRACE_THREAD_STATE_HPP
 
 #include "trace/clock.hpp"
+#include "trace/kept.hpp"
 #include "trace/os.hpp"
 #include "trace/records.hpp"
 #include "trace/sink.hpp"
@@ -53,7 +54,12 @@ struct thread_state {
                          // thread freed them, so they are listed in ADDRESSES
   std::size_t local_count;
   std::size_t evicted_count;
-  std::uint32_t alloc_ordinal;    // ALLOC records in this block
+  std::uint32_t alloc_ordinal;  // ALLOC records in this block
+  std::uint64_t ordinal_base;   // ALLOC records in the stream before this block
+  // While the process has one thread: its allocations that outlive their block, by address
+  // (kept.hpp). Frees of them name them by ordinal (FREE_KEPT).
+  bool keeps;
+  kept_table kept;
   std::uint32_t clock_countdown;  // an event reads the clock when this reaches 0
   bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
@@ -83,6 +89,9 @@ extern pthread_key_t thread_key;  // its destructor flushes an exiting thread
 // Set once the process's exit writes the other threads' blocks: their later events are not
 // recorded (they come after the trace's end).
 extern std::atomic<bool> closing;
+// Set when the process gets a second thread: from then on a block may be freed by a thread other
+// than the one that allocated it, and no thread keeps blocks by ordinal.
+extern std::atomic<bool> many_threads;
 
 // Maps and sets up the calling thread's state, its first block begun; nullptr without memory.
 thread_state* create_thread_state();
@@ -92,6 +101,10 @@ void release_thread_state(thread_state* t);
 // running (each once it is outside an event, waiting at most a second, else its block counts as
 // lost) and hands them to the writer. Their later events come after the trace's end.
 void close_other_threads(thread_state* self);
+
+// The process has another thread now, or is about to: the kept allocations' addresses are
+// written (LIVE) and later frees of them carry their address.
+void stop_keeping(thread_state* t);
 
 // Around fork: the list of live states is kept whole; the child keeps only its own thread's.
 void live_fork_prepare();

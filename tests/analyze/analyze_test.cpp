@@ -423,6 +423,77 @@ TEST(Analyze, TemporaryAcrossABlockBoundaryAfterALocalFree) {
   EXPECT_EQ(a.totals.temporary, 1u);
 }
 
+// Blocks of a one-thread process that outlive their block are kept by the recorder (KEPT) and
+// freed by stream ordinal (FREE_KEPT): no address in the trace.
+TEST(Analyze, KeptAllocationsAreFreedByStreamOrdinal) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.alloc(1, 100, 0xA0, 1).alloc(2, 50, 0xB0, 1).alloc(3, 30, 0xC0, 1).free(4, 0xC0);
+  w.kept().end_block(false);
+  w.block(1, 5).alloc(5, 20, 0xD0, 1);  // stream ordinal 3
+  w.free_kept(6, 1).free_kept(7, 0);
+  w.end_block();  // D is listed in ADDRESSES
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 4u);
+  EXPECT_EQ(a.totals.frees, 3u);
+  EXPECT_EQ(a.totals.temporary, 1u);  // C: A and B had allocations after them
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 20u);
+  EXPECT_EQ(a.totals.peak_bytes, 180u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.lost_events, 0u);
+}
+
+TEST(Analyze, TheLatestAllocationKeptAndFreedNextIsTemporary) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0xA0, 1).alloc(2, 8, 0xB0, 1);
+  w.kept().end_block(false);
+  w.block(1, 3).free_kept(3, 1).free_kept(4, 0).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.temporary, 1u);  // B, the latest: nothing allocated before its free
+}
+
+TEST(Analyze, FreeKeptOfNoKeptAllocationIsUnmatched) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0xA0, 1).kept().end_block(false);
+  w.block(1, 2).free_kept(2, 5).free_kept(3, 0).free_kept(4, 0).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.unmatched_frees, 2u);  // ordinal 5 was never made; 0 is freed twice
+}
+
+TEST(Analyze, KeptDropsTheAllocationWhoseAddressWasHandedOutAgain) {
+  // Its free was not recorded: the later allocation got its address. It is released uncounted
+  // (neither freed nor leaked), when the later one is made.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 100, 0xA0, 1).kept().end_block(false);
+  w.block(1, 2).alloc(2, 40, 0xA0, 1).kept({{0, 0}}).end_block(false);
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 2u);
+  EXPECT_EQ(a.totals.frees, 0u);
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 40u);
+  EXPECT_EQ(a.totals.peak_bytes, 100u);
+  EXPECT_EQ(a.lost_events, 0u);
+}
+
+TEST(Analyze, LiveHandsKeptAllocationsToTheirAddresses) {
+  // A second thread starts: the recorder lists the kept allocations' addresses (LIVE), and the
+  // other thread's FREEs match them; so does a later FREE of the first thread.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x500, 1).alloc(2, 16, 0x600, 1);
+  w.alloc(3, 32, 0x700, 1).kept().end_block(false);
+  w.block(1, 4).live(4, {{0, 0x500}, {1, 0x600}, {2, 0x700}}).end_block();
+  w.block(2, 5).free(5, 0x500).free(6, 0x600).end_block();
+  w.block(1, 7).free(7, 0x700).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.frees, 3u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.totals.leaked_allocations, 0u);
+  EXPECT_EQ(a.totals.temporary, 1u);  // 0x700, the latest, freed by its own thread
+}
+
 TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
   trace_writer w;
   w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();

@@ -62,10 +62,13 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(2);
+  trace_writer w(3);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 2; this lowalloc reads version 1"));
+  EXPECT_TRUE(contains(m, "trace format version 3; this lowalloc reads versions 1 to 2"));
+  trace_writer w0(0);
+  two_good_blocks(w0);
+  EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));
 }
 
 TEST(Errors, LargerHeaderIsSkipped) {
@@ -262,15 +265,18 @@ TEST(Errors, DamageStopsReadingAtThatBlockForAllStreams) {
   EXPECT_EQ(a.threads, 1u);
 }
 
+// Two good blocks, then a third of two allocations that `damage` ends.
+analysis with_third_block(const std::function<void(trace_writer&)>& damage) {
+  trace_writer w;
+  two_good_blocks(w);
+  w.block(1, 5).alloc(5, 8, 0x500, 1).alloc(6, 8, 0x600, 1);
+  damage(w);
+  w.end_block(false);
+  return run(w.file());
+}
+
 TEST(Errors, BadFreeLocalAndAddresses) {
-  const auto with = [](const std::function<void(trace_writer&)>& damage) {
-    trace_writer w;
-    two_good_blocks(w);
-    w.block(1, 5).alloc(5, 8, 0x500, 1).alloc(6, 8, 0x600, 1);
-    damage(w);
-    w.end_block(false);
-    return run(w.file());
-  };
+  const auto with = with_third_block;
   analysis a = with([](trace_writer& w) { w.free_local(7, 2); });
   EXPECT_TRUE(contains(a.truncation, "FREE_LOCAL of the allocation 2 back, with 2 in the block"));
   EXPECT_EQ(a.totals.allocations, 4u);
@@ -288,6 +294,23 @@ TEST(Errors, BadFreeLocalAndAddresses) {
   EXPECT_TRUE(a.truncation.empty()) << a.truncation;
   EXPECT_EQ(a.totals.allocations, 6u);
   EXPECT_EQ(a.totals.leaked_allocations, 6u);
+}
+
+TEST(Errors, KeptRecordsThatBreakTheBlocksRules) {
+  const auto with = with_third_block;
+  analysis a = with([](trace_writer& w) { w.kept({{2, 0}}); });
+  EXPECT_TRUE(contains(a.truncation, "KEPT lists allocation 2 of a block with 2"));
+  a = with([](trace_writer& w) { w.free_local(7, 0).kept({{1, 0}}); });
+  EXPECT_TRUE(contains(a.truncation, "KEPT lists allocation 1, which the block frees"));
+  a = with([](trace_writer& w) { w.addresses({{0, 0x500}}).kept({{0, 1}}); });
+  EXPECT_TRUE(contains(a.truncation, "which the block frees or lists in ADDRESSES"));
+  a = with([](trace_writer& w) { w.kept().kept(); });
+  EXPECT_TRUE(contains(a.truncation, "a second KEPT record"));
+  a = with([](trace_writer& w) { w.addresses({{0, 0x500}}).kept(); });
+  EXPECT_TRUE(a.truncation.empty()) << a.truncation;
+  EXPECT_EQ(a.totals.allocations, 6u);
+  EXPECT_EQ(a.totals.leaked_allocations, 6u);
+  EXPECT_EQ(a.lost_events, 0u);
 }
 
 TEST(Errors, TrailingBytesAfterTheFrame) {

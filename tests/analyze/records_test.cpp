@@ -60,6 +60,16 @@ std::string encoded_payload() {
   fmt::address_list_encoder entries;
   p = entries.encode(p, fmt::address_entry{0, 0x5000});
   p = entries.encode(p, fmt::address_entry{3, 0x4000});
+  p = fmt::encode(p, fmt::free_kept_record{0, 70}, block);
+  p = fmt::encode(p, fmt::free_kept_record{0, 12}, block);  // a negative delta
+  p = fmt::encode(p, fmt::kept_record{2});
+  fmt::kept_list_encoder drops;
+  p = drops.encode(p, fmt::kept_drop{1, 12});
+  p = drops.encode(p, fmt::kept_drop{4, 3});
+  p = fmt::encode(p, fmt::live_record{1, 2});
+  fmt::live_list_encoder live;
+  p = live.encode(p, fmt::live_entry{9, 0x7000});
+  p = live.encode(p, fmt::live_entry{5, 0x6000});  // both fields go back
   return std::string(reinterpret_cast<const char*>(buf.data()),
                      static_cast<std::size_t>(p - buf.data()));
 }
@@ -75,6 +85,9 @@ TEST(Records, EncodersWriteWhatTheIndependentWriterWrites) {
   w.free(1004, 0x9000).free(1004, 0x8000);  // not allocated in the block: FREE with deltas
   w.unmodule(1005, 3).reset(1005).lost(5).end(1006);
   w.addresses({{0, 0x5000}, {3, 0x4000}});
+  w.free_kept(1006, 70).free_kept(1006, 12);
+  w.kept({{1, 12}, {4, 3}});
+  w.live(1007, {{9, 0x7000}, {5, 0x6000}});
   EXPECT_EQ(encoded_payload(), w.payload());
 }
 
@@ -135,6 +148,27 @@ struct recorder_of_fields {
     }
     seen.push_back(s.str());
   }
+  void operator()(const fmt::free_kept_record& r) { add("free_kept", r.dt, r.ordinal); }
+  template <class Items>
+  void operator()(const fmt::kept_record& r, Items& entries) {
+    std::ostringstream s;
+    s << "kept " << r.count;
+    while (entries.left() != 0) {
+      const fmt::kept_drop e = entries.next();
+      s << ' ' << e.ordinal << '>' << e.dropped;
+    }
+    seen.push_back(s.str());
+  }
+  template <class Items>
+  void operator()(const fmt::live_record& r, Items& entries) {
+    std::ostringstream s;
+    s << "live " << r.dt << ' ' << r.count;
+    while (entries.left() != 0) {
+      const fmt::live_entry e = entries.next();
+      s << ' ' << e.ordinal << '@' << e.addr;
+    }
+    seen.push_back(s.str());
+  }
 };
 
 std::vector<std::string> decode_all(const std::string& payload) {
@@ -163,6 +197,10 @@ TEST(Records, DecoderGivesBackEveryField) {
       "lost 5",
       "end 1",
       "addresses 2 0@20480 3@16384",
+      "free_kept 0 70",
+      "free_kept 0 12",
+      "kept 2 1>12 4>3",
+      "live 1 2 9@28672 5@24576",
   };
   EXPECT_EQ(decode_all(encoded_payload()), expected);
 }
@@ -198,7 +236,7 @@ TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   payload_reader r(b, b + payload.size());
   fmt::block_decoding block;
   while (!r.done()) fmt::decode_record(r, block, v);
-  EXPECT_EQ(v.records, 15);
+  EXPECT_EQ(v.records, 19);
 }
 
 TEST(Records, RuleBreakingRecordsFail) {
@@ -213,6 +251,9 @@ TEST(Records, RuleBreakingRecordsFail) {
   EXPECT_TRUE(fails_with(std::string("\x06\x00\x01\x10", 4), "defines stack id 0"));
   // ADDRESSES: a second entry with ordinal delta 0.
   EXPECT_TRUE(fails_with(std::string("\x1c\x02\x00\x02\x00\x02", 6), "ordinals not increasing"));
+  // KEPT: a second entry with ordinal delta 0.
+  EXPECT_TRUE(
+      fails_with(std::string("\x1f\x02\x01\x05\x00\x06", 6), "KEPT ordinals not increasing"));
   EXPECT_TRUE(fails_with("\x7f", "unknown record tag 0x7f"));
   EXPECT_TRUE(fails_with(std::string("\x10\x00", 2), "runs past the end"));
 }

@@ -74,6 +74,7 @@ class trace_writer {
     stream_ = stream;
     payload_.clear();
     prev_addr_ = 0;
+    prev_ordinal_ = 0;
     allocs_.clear();
     return *this;
   }
@@ -249,6 +250,43 @@ class trace_writer {
     }
     return *this;
   }
+  /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`.
+  trace_writer& free_kept(std::uint64_t t, std::uint64_t ordinal) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_free_kept);
+    put_varint(payload_, dt(t));
+    put_svarint(payload_, static_cast<std::int64_t>(ordinal - prev_ordinal_));
+    prev_ordinal_ = ordinal;
+    return *this;
+  }
+  /// KEPT as written: (block ordinal, dropped stream ordinal) pairs in increasing ordinal. End
+  /// the block with end_block(false) after it.
+  trace_writer& kept(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& drops = {}) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_kept);
+    put_varint(payload_, drops.size());
+    std::uint64_t ordinal = 0;
+    for (const auto& [o, dropped] : drops) {
+      put_varint(payload_, o - ordinal);
+      put_varint(payload_, dropped);
+      ordinal = o;
+    }
+    return *this;
+  }
+  /// LIVE as written: (stream ordinal, address) pairs.
+  trace_writer& live(std::uint64_t t,
+                     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& entries) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_live);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, entries.size());
+    std::uint64_t ordinal = 0;
+    std::uint64_t addr = 0;
+    for (const auto& [o, a] : entries) {
+      put_svarint(payload_, static_cast<std::int64_t>(o - ordinal));
+      put_svarint(payload_, static_cast<std::int64_t>(a - addr));
+      ordinal = o;
+      addr = a;
+    }
+    return *this;
+  }
   /// Leaves the open block's unfreed allocation of `addr` out of ADDRESSES (a lost free).
   trace_writer& forget(std::uint64_t addr) {
     for (block_alloc& a : allocs_)
@@ -309,6 +347,7 @@ class trace_writer {
   bool open_ = false;
   std::uint32_t stream_ = 0;
   std::uint64_t prev_addr_ = 0;
+  std::uint64_t prev_ordinal_ = 0;
   std::map<std::uint32_t, std::uint64_t> clock_;
 };
 

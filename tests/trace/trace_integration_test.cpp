@@ -4,7 +4,9 @@
 // program does. heaptrack, when installed, records the same programs for comparison; where its
 // counts differ, the test asserts the exact difference that docs/heaptrack-comparison.md explains.
 #include "analyze/analysis.hpp"
+#include "analyze/trace_reader.hpp"
 #include "trace/format.hpp"
+#include "trace/records.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +24,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -126,6 +130,54 @@ std::vector<fs::path> child_traces(const fs::path& main) {
 std::uint64_t pid_suffix(const fs::path& main, const fs::path& child) {
   const std::string name = child.filename().string();
   return std::stoull(name.substr(main.filename().string().size() + 1));
+}
+
+// What a trace holds, record by record: how many of each tag, and the items of the lists.
+struct record_census {
+  std::map<std::uint8_t, std::int64_t> records;
+  std::int64_t listed_addresses = 0;  // ADDRESSES entries
+  std::int64_t live_entries = 0;      // LIVE entries
+  std::int64_t of(std::uint8_t tag) const {
+    const auto it = records.find(tag);
+    return it == records.end() ? 0 : it->second;
+  }
+};
+
+struct census_visitor {
+  record_census& c;
+  template <class R>
+  void operator()(const R&) {}
+  template <class R, class Items>
+  void operator()(const R&, Items&) {}
+  template <class Items>
+  void operator()(const fmt::addresses_record& r, Items&) {
+    c.listed_addresses += static_cast<std::int64_t>(r.count);
+  }
+  template <class Items>
+  void operator()(const fmt::live_record& r, Items&) {
+    c.live_entries += static_cast<std::int64_t>(r.count);
+  }
+};
+
+record_census census(const fs::path& file) {
+  namespace detail = lowalloc::analyze::detail;
+  record_census c;
+  detail::file_bytes bytes(file.string());
+  const detail::file_index index = detail::index_blocks(bytes.data(), bytes.size());
+  detail::decompressor z;
+  for (const detail::block_ref& b : index.blocks) {
+    std::vector<std::uint8_t> payload(b.decompressed);
+    z.decompress(bytes.data(), b, payload.data());
+    detail::payload_reader r(payload.data(), payload.data() + payload.size());
+    fmt::block_decoding decoding;
+    census_visitor visit{c};
+    while (!r.done()) {
+      std::uint8_t tag = fmt::decode_record(r, decoding, visit);
+      if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
+      ++c.records[tag];
+    }
+  }
+  return c;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,6 +471,46 @@ TEST_F(trace_test, four_threads_at_once) {
   traced t = trace("threads", {"10"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_GE(read_complete(t.trace).threads, 4u);
+}
+
+TEST_F(trace_test, blocks_that_outlive_their_trace_block_are_freed_by_ordinal_not_address) {
+  // 3K blocks live at once (more than a trace block's table holds), freed in a scrambled order
+  // by the thread that made them: the recorder keeps them, and no address of theirs is written.
+  expected e;
+  e.allocations = e.frees = 3 * k_iterations;
+  e.bytes = (24 + 40 + 56) * k_iterations;
+  e.temporary = 1;  // the last one made: nothing is allocated after it
+  e.by_kind = kinds({{fmt::kind_malloc, 3 * k_iterations}});
+  expect_counts(delta("kept", k_iterations), e);
+  traced with = trace("kept", {std::to_string(k_iterations)});
+  traced without = trace("kept", {"0"});
+  ASSERT_EQ(with.run.status, 0) << with.run.err;
+  ASSERT_EQ(without.run.status, 0) << without.run.err;
+  EXPECT_EQ(read_complete(with.trace).unmatched_frees, 0u);
+  const record_census c = census(with.trace);
+  const record_census c0 = census(without.trace);
+  EXPECT_GE(c.of(fmt::tag_free_kept), k_iterations);
+  EXPECT_GE(c.of(fmt::tag_kept), 1);
+  // Not one address more than the start-up's.
+  EXPECT_EQ(c.of(fmt::tag_free), c0.of(fmt::tag_free));
+  EXPECT_EQ(c.listed_addresses, c0.listed_addresses);
+  EXPECT_EQ(c.live_entries, 0);
+}
+
+TEST_F(trace_test, kept_blocks_freed_by_a_thread_started_later_are_matched_by_address) {
+  // The same blocks, freed by a second thread: pthread_create writes the kept blocks' addresses
+  // (LIVE) before the thread runs, and its FREEs find them.
+  expected e;
+  e.allocations = e.frees = 3 * k_iterations;
+  e.bytes = (24 + 40 + 56) * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, 3 * k_iterations}});
+  expect_counts(delta("kept", k_iterations, {"thread"}), e);
+  traced t = trace("kept", {std::to_string(k_iterations), "thread"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  const record_census c = census(t.trace);
+  EXPECT_GE(c.live_entries, k_iterations);
+  EXPECT_GE(c.of(fmt::tag_free), 3 * k_iterations);
 }
 
 TEST_F(trace_test, a_block_freed_by_another_thread_and_handed_back_is_matched_by_address) {

@@ -1,0 +1,63 @@
+// The allocations of a one-thread process that outlive their block, by address. While the
+// process has one thread, no other thread can free its blocks: the recorder keeps the address of
+// each allocation that its block did not free here instead of writing it (ADDRESSES), and a later
+// free names the allocation by its stream ordinal (FREE_KEPT) instead of its address. Neither
+// address reaches the trace: a program that keeps many blocks writes what a program of
+// short-lived blocks writes. Once a second thread starts, the table is written out (LIVE) and the
+// thread goes back to addresses (thread_state.hpp, keeps).
+#ifndef LOWALLOC_SRC_TRACE_KEPT_HPP
+#define LOWALLOC_SRC_TRACE_KEPT_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#pragma GCC visibility push(hidden)
+
+namespace lowalloc::trace {
+
+struct kept_entry {
+  std::uintptr_t addr;  // 0: empty
+  std::uint64_t ordinal;
+};
+
+// Linear probing at most half full, in anonymous memory (the recorder must not call malloc).
+struct kept_table {
+  kept_entry* slots;  // nullptr until the first block keeps something
+  std::size_t capacity;
+  std::size_t count;
+};
+
+// The blocks of one 4 KiB page share a window of 256 slots, in address order; pages are spread
+// by a hash. A program frees its blocks much in the order of their addresses (a container's
+// elements, one after the other), and those frees then find their entries in lines already in
+// the cache: fully hashed slots made each free of a kept block a cache miss.
+inline std::size_t kept_slot(const kept_table& k, std::uintptr_t addr) {
+  const std::uint64_t page = (addr >> 12) * 0x9E3779B97F4A7C15u >> 24;
+  return static_cast<std::size_t>(page << 8 | ((addr >> 4) & 0xff)) & (k.capacity - 1);
+}
+
+// Removes the entry of `addr` if there is one, and gives its ordinal.
+bool kept_take(kept_table& k, std::uintptr_t addr, std::uint64_t* ordinal);
+
+// Room for `more` entries without growing; false when the memory for it cannot be had.
+bool kept_reserve(kept_table& k, std::size_t more);
+
+// Adds `addr` (room reserved). If it was kept already, the allocation it named was freed without
+// the recorder seeing it: returns true with that one's ordinal in `*replaced`.
+bool kept_put(kept_table& k, std::uintptr_t addr, std::uint64_t ordinal, std::uint64_t* replaced);
+
+// Calls f(entry) for each entry.
+template <class F>
+void kept_for_each(const kept_table& k, F&& f) {
+  for (std::size_t i = 0; i < k.capacity; ++i)
+    if (k.slots[i].addr != 0) f(k.slots[i]);
+}
+
+// Unmaps the table and leaves it empty.
+void kept_release(kept_table& k);
+
+}  // namespace lowalloc::trace
+
+#pragma GCC visibility pop
+
+#endif  // LOWALLOC_SRC_TRACE_KEPT_HPP
