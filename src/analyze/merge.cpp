@@ -371,6 +371,23 @@ struct decode_visitor {
     event = true;
   }
 
+  // The frames after the added ones are the previous stack's (decoded after it was merged).
+  template <class Items>
+  void operator()(const fmt::stack_shared_record& r, Items& ips) {
+    const std::vector<std::uint64_t>& previous = s.last_ips;
+    if (r.shared > previous.size())
+      throw payload_error("STACK_SHARED shares " + std::to_string(r.shared) +
+                          " frames of a previous stack of " + std::to_string(previous.size()));
+    s.id_field = r.id;
+    s.scratch.clear();
+    while (ips.left() != 0) s.scratch.push_back(ips.next());
+    s.scratch.insert(s.scratch.end(), previous.end() - static_cast<std::ptrdiff_t>(r.shared),
+                     previous.end());
+    s.time = s.clock;
+    s.kind = event::stack;
+    event = true;
+  }
+
   void operator()(const fmt::reset_record& r) {
     m.tick(s, r.dt);
     s.stacks.clear();

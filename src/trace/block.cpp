@@ -18,15 +18,28 @@ std::atomic<std::uint32_t> free_epochs[free_epoch_buckets];
 
 namespace {
 
-// A stack the table did not have: add it, and write its STACK record. The STACK record and the
-// event that uses it must land in the same block or the STACK first: reserve room for both.
+// A stack the table did not have: add it, and write its STACK record, or STACK_SHARED when it
+// shares two or more outer frames with the stream's previous one (the frames of a deep stack are
+// then written once, not once per stack). The record and the event that uses it must land in the
+// same block or the record first: reserve room for both.
 __attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::uintptr_t* ips,
                                                   std::size_t n, std::uint64_t hash,
                                                   std::size_t slot) {
-  std::uint32_t id = add_stack(t->stacks, ips, n, hash, slot);
+  stack_table& s = t->stacks;
+  const std::uintptr_t* previous = s.written_ips;
+  const std::size_t previous_n = s.written_n;
+  std::uint32_t id = add_stack(s, ips, n, hash, slot);
   if (id == 0) return 0;
-  unsigned char* p = ensure_space(t, 32 + n * 10 + 64);
-  commit(t, fmt::encode_stack(p, id, ips, n));
+  std::size_t shared = 0;
+  while (shared < n && shared < previous_n &&
+         ips[n - 1 - shared] == previous[previous_n - 1 - shared])
+    ++shared;
+  unsigned char* p = ensure_space(t, 48 + n * 10 + 64);
+  p = shared >= 2 ? fmt::encode_stack_shared(p, id, ips, n, shared)
+                  : fmt::encode_stack(p, id, ips, n);
+  commit(t, p);
+  s.written_ips = s.added_ips;
+  s.written_n = n;
   return id;
 }
 

@@ -9,7 +9,8 @@ namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
 inline constexpr std::uint16_t version = 2;
-inline constexpr std::uint16_t oldest_version = 1;  // version 1 lacks LIVE, FREE_KEPT and KEPT
+// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT.
+inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
 
 inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endian
@@ -26,6 +27,7 @@ enum tag : std::uint8_t {
   tag_stack = 0x06,
   tag_reset = 0x07,
   tag_live = 0x08,
+  tag_stack_shared = 0x09,
   tag_alloc = 0x10,  // 0x10..0x17, low 3 bits: alloc_kind
   tag_free = 0x18,
   tag_lost = 0x19,

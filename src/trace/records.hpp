@@ -14,9 +14,10 @@
 //     [[noreturn]] void fail(const char* what);  // a record that cannot be decoded
 //   };
 //
-// Records that hold a list (PROCESS, MODULE, STACK, ADDRESSES, KEPT, LIVE) hand the visitor their
-// fixed fields and a cursor over the items, decoded as the visitor takes them, so that a check on
-// an item fails at that item's position; the items a visitor does not take are skipped.
+// Records that hold a list (PROCESS, MODULE, STACK, STACK_SHARED, ADDRESSES, KEPT, LIVE) hand the
+// visitor their fixed fields and a cursor over the items, decoded as the visitor takes them, so
+// that a check on an item fails at that item's position; the items a visitor does not take are
+// skipped.
 #ifndef LOWALLOC_SRC_TRACE_RECORDS_HPP
 #define LOWALLOC_SRC_TRACE_RECORDS_HPP
 
@@ -111,6 +112,15 @@ struct stack_record {
   static constexpr std::uint8_t tag = tag_stack;
   std::uint64_t id = 0;
   std::uint64_t frames = 0;
+};
+
+/// STACK_SHARED: defines stack `id` of the stream as `added` return addresses, innermost first,
+/// then the `shared` outermost ones of the stream's previous STACK or STACK_SHARED.
+struct stack_shared_record {
+  static constexpr std::uint8_t tag = tag_stack_shared;
+  std::uint64_t id = 0;
+  std::uint64_t shared = 0;
+  std::uint64_t added = 0;
 };
 
 /// RESET: the stream's stack ids are void from here.
@@ -264,6 +274,17 @@ inline unsigned char* encode(unsigned char* p, const unmodule_record& r) noexcep
   return put_varint(p, r.id);
 }
 
+/// Return addresses ips[0, n): the first absolute, the others deltas from the one before.
+template <class Address>
+unsigned char* put_return_addresses(unsigned char* p, const Address* ips, std::size_t n) noexcept {
+  if (n == 0) return p;
+  p = put_varint(p, ips[0]);
+  for (std::size_t k = 1; k < n; ++k)
+    p = put_svarint(p, static_cast<std::int64_t>(static_cast<std::uint64_t>(ips[k]) -
+                                                 static_cast<std::uint64_t>(ips[k - 1])));
+  return p;
+}
+
 /// The whole record: at most 1 + 2 * max_varint_bytes + n * max_varint_bytes bytes.
 template <class Address>
 unsigned char* encode_stack(unsigned char* p, std::uint64_t id, const Address* ips,
@@ -271,12 +292,19 @@ unsigned char* encode_stack(unsigned char* p, std::uint64_t id, const Address* i
   *p++ = stack_record::tag;
   p = put_varint(p, id);
   p = put_varint(p, n);
-  if (n == 0) return p;
-  p = put_varint(p, ips[0]);
-  for (std::size_t k = 1; k < n; ++k)
-    p = put_svarint(p, static_cast<std::int64_t>(static_cast<std::uint64_t>(ips[k]) -
-                                                 static_cast<std::uint64_t>(ips[k - 1])));
-  return p;
+  return put_return_addresses(p, ips, n);
+}
+
+/// The whole record for the stack ips[0, n) whose outermost `shared` frames are those of the
+/// stream's previous stack: at most 1 + 3 * max_varint_bytes + (n - shared) * max_varint_bytes.
+template <class Address>
+unsigned char* encode_stack_shared(unsigned char* p, std::uint64_t id, const Address* ips,
+                                   std::size_t n, std::size_t shared) noexcept {
+  *p++ = stack_shared_record::tag;
+  p = put_varint(p, id);
+  p = put_varint(p, shared);
+  p = put_varint(p, n - shared);
+  return put_return_addresses(p, ips, n - shared);
 }
 
 inline unsigned char* encode(unsigned char* p, const reset_record& r) noexcept {
@@ -578,6 +606,18 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       if (rec.id == 0) r.fail("a STACK record defines stack id 0");  // 0 means "no stack"
       rec.frames = r.count(1);
       item_cursor<Reader, std::uint64_t> ips(r, rec.frames);
+      visit(rec, ips);
+      detail::skip_rest(ips);
+      break;
+    }
+    case tag_stack_shared: {
+      stack_shared_record rec;
+      rec.id = r.varint();
+      if (rec.id == 0) r.fail("a STACK_SHARED record defines stack id 0");
+      rec.shared = r.varint();
+      rec.added = r.count(1);
+      if (rec.shared == 0 && rec.added == 0) r.fail("a STACK_SHARED record of no frame");
+      item_cursor<Reader, std::uint64_t> ips(r, rec.added);
       visit(rec, ips);
       detail::skip_rest(ips);
       break;

@@ -51,6 +51,7 @@ std::uint32_t add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n
   ++s.size;
   s.last_id = id;
   s.last_n = n;
+  s.added_ips = stored;
   return id;
 }
 
@@ -61,6 +62,7 @@ void reset_stacks(stack_table& s) {
   for (ip_chunk* c = s.chunks; c != nullptr; c = c->next) c->used = 0;
   s.last_id = 0;
   s.last_n = 0;
+  s.written_n = 0;
 }
 
 void release_stacks(stack_table& s) {

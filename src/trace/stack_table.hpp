@@ -41,6 +41,11 @@ struct stack_table {
   // previous one again.
   std::uint32_t last_id;
   std::size_t last_n;
+  // The frames stored by the latest add_stack, and those of the stream's latest STACK record: a
+  // new stack mostly shares its outer frames with it, and its record then lists only the others.
+  const std::uintptr_t* added_ips;
+  const std::uintptr_t* written_ips;
+  std::size_t written_n;
 };
 
 // The id of the stack ips[0..n) (n > 0), whose hash (unwind.hpp's stack_hash) is `hash`, or 0 if

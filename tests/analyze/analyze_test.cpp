@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
@@ -492,6 +493,39 @@ TEST(Analyze, LiveHandsKeptAllocationsToTheirAddresses) {
   EXPECT_EQ(a.unmatched_frees, 0u);
   EXPECT_EQ(a.totals.leaked_allocations, 0u);
   EXPECT_EQ(a.totals.temporary, 1u);  // 0x700, the latest, freed by its own thread
+}
+
+TEST(Analyze, StackSharedTakesTheOuterFramesOfThePreviousStack) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000, 0x2000, 0x3000}).alloc(1, 8, 0x500, 1);
+  w.stack_shared(2, 2, {0x1100, 0x1200}).alloc(2, 16, 0x600, 2);  // 0x1100 0x1200 0x2000 0x3000
+  w.end_block();
+  w.block(1, 3).stack_shared(3, 3, {0x1300}).alloc(3, 32, 0x700, 3);  // ... 0x1200 0x2000 0x3000
+  w.stack_shared(4, 1, {}).alloc(4, 64, 0x800, 4);                     // 0x3000 alone
+  w.end_block();
+  const analysis a = run(w);
+  ASSERT_EQ(a.sites.size(), 4u);
+  const auto frames = [&](std::uint64_t ip) {
+    std::vector<std::uint64_t> out;
+    for (const auto& f : site_at(a, ip).stack) out.push_back(f.address);
+    return out;
+  };
+  EXPECT_EQ(frames(0x1000), (std::vector<std::uint64_t>{0x1000, 0x2000, 0x3000}));
+  EXPECT_EQ(frames(0x1100), (std::vector<std::uint64_t>{0x1100, 0x1200, 0x2000, 0x3000}));
+  EXPECT_EQ(frames(0x1300), (std::vector<std::uint64_t>{0x1300, 0x1200, 0x2000, 0x3000}));
+  EXPECT_EQ(frames(0x3000), (std::vector<std::uint64_t>{0x3000}));
+  EXPECT_EQ(site_at(a, 0x1300).totals.bytes_allocated, 32u);
+}
+
+TEST(Analyze, StackSharedOfMoreFramesThanThePreviousStackIsDamage) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000, 0x2000}).alloc(1, 8, 0x500, 1).end_block();
+  w.block(1, 2).stack_shared(2, 3, {0x1100}).alloc(2, 8, 0x600, 2).end_block();
+  const analysis a = run(w);
+  EXPECT_NE(a.truncation.find("STACK_SHARED shares 3 frames of a previous stack of 2"),
+            std::string::npos)
+      << a.truncation;
+  EXPECT_EQ(a.totals.allocations, 1u);
 }
 
 TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {

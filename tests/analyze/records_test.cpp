@@ -47,6 +47,8 @@ std::string encoded_payload() {
   p = fmt::encode(p, fmt::segment{0x401000, 0x2000});
   const std::uint64_t ips[] = {0x401234, 0x401200, 0x7fff0000};
   p = fmt::encode_stack(p, 1, ips, 3);
+  const std::uint64_t deeper[] = {0x405000, 0x404ff0, 0x401200, 0x7fff0000};
+  p = fmt::encode_stack_shared(p, 2, deeper, 4, 2);
   p = fmt::encode(p, fmt::alloc_record{fmt::kind_calloc, 2, 24, 1});
   p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8, 1});
   p = fmt::encode(p, fmt::free_local_record{1, 0});
@@ -80,6 +82,7 @@ TEST(Records, EncodersWriteWhatTheIndependentWriterWrites) {
   w.process(42, 7, fmt::process_flag_fork_child, "/bin/app", {"app", "-x"}).thread(4242);
   w.module(1001, 3, 0x400000, "/lib/libx.so", {{0x400000, 0x1000}, {0x401000, 0x2000}});
   w.stack(1, {0x401234, 0x401200, 0x7fff0000});
+  w.stack_shared(2, 2, {0x405000, 0x404ff0});
   w.alloc(1003, 24, 0xA000, 1, fmt::kind_calloc).alloc(1003, 8, 0xB000, 1);
   w.free_local(1004, 0);
   w.free(1004, 0x9000).free(1004, 0x8000);  // not allocated in the block: FREE with deltas
@@ -126,6 +129,13 @@ struct recorder_of_fields {
   void operator()(const fmt::stack_record& r, Items& ips) {
     std::ostringstream s;
     s << "stack " << r.id;
+    while (ips.left() != 0) s << ' ' << ips.next();
+    seen.push_back(s.str());
+  }
+  template <class Items>
+  void operator()(const fmt::stack_shared_record& r, Items& ips) {
+    std::ostringstream s;
+    s << "stack_shared " << r.id << ' ' << r.shared << " +";
     while (ips.left() != 0) s << ' ' << ips.next();
     seen.push_back(s.str());
   }
@@ -187,6 +197,7 @@ TEST(Records, DecoderGivesBackEveryField) {
       "thread 4242",
       "module 1 3 4194304 /lib/libx.so 4194304+4096 4198400+8192",
       "stack 1 4198964 4198912 2147418112",
+      "stack_shared 2 2 + 4214784 4214768",
       "alloc 1 2 24 1",
       "alloc 0 0 8 1",
       "free_local 1 0",
@@ -236,7 +247,7 @@ TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   payload_reader r(b, b + payload.size());
   fmt::block_decoding block;
   while (!r.done()) fmt::decode_record(r, block, v);
-  EXPECT_EQ(v.records, 19);
+  EXPECT_EQ(v.records, 20);
 }
 
 TEST(Records, RuleBreakingRecordsFail) {
@@ -249,6 +260,9 @@ TEST(Records, RuleBreakingRecordsFail) {
     return false;
   };
   EXPECT_TRUE(fails_with(std::string("\x06\x00\x01\x10", 4), "defines stack id 0"));
+  EXPECT_TRUE(fails_with(std::string("\x09\x00\x01\x01\x10", 5), "defines stack id 0"));
+  EXPECT_TRUE(fails_with(std::string("\x09\x01\x00\x00", 4), "of no frame"));
+  EXPECT_TRUE(fails_with(std::string("\x09\x01\x00\x05\x10", 5), "runs past the end"));
   // ADDRESSES: a second entry with ordinal delta 0.
   EXPECT_TRUE(fails_with(std::string("\x1c\x02\x00\x02\x00\x02", 6), "ordinals not increasing"));
   // KEPT: a second entry with ordinal delta 0.

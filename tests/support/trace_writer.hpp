@@ -174,12 +174,27 @@ class trace_writer {
     payload_ += static_cast<char>(lowalloc::trace_format::tag_stack);
     put_varint(payload_, id);
     put_varint(payload_, ips.size());
+    put_return_addresses(ips);
+    return *this;
+  }
+  /// Return addresses: the first absolute, the others deltas from the one before.
+  void put_return_addresses(const std::vector<std::uint64_t>& ips) {
     for (std::size_t i = 0; i < ips.size(); ++i) {
       if (i == 0)
         put_varint(payload_, ips[0]);
       else
         put_svarint(payload_, static_cast<std::int64_t>(ips[i] - ips[i - 1]));
     }
+  }
+  /// STACK_SHARED `id`: the `added` return addresses, innermost first, then the `shared`
+  /// outermost ones of the stream's previous stack.
+  trace_writer& stack_shared(std::uint64_t id, std::uint64_t shared,
+                             const std::vector<std::uint64_t>& added) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_stack_shared);
+    put_varint(payload_, id);
+    put_varint(payload_, shared);
+    put_varint(payload_, added.size());
+    put_return_addresses(added);
     return *this;
   }
   trace_writer& reset(std::uint64_t t) {
