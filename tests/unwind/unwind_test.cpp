@@ -221,19 +221,22 @@ TEST(Unwind, CaptureFromAKnownFrameSkipsOnlyThatFrame) {
 // Two callers with the same frame layout, called from one site: the frames below them lie at the
 // same addresses with the same registers, and only the return address into the caller differs.
 struct both_walks {
-  capture from;    // unwind_capture_from: may reuse the previous walk
-  capture direct;  // unwind_capture: steps every frame
+  capture from;           // unwind_capture_from: may reuse the previous walk
+  capture direct;         // unwind_capture: steps every frame
+  std::uintptr_t pc = 0;  // the frame unwind_capture_from started from
+  std::uintptr_t sp = 0;
+  std::uintptr_t rbp = 0;
 };
 
 __attribute__((noinline)) void capture_from_and_direct(void* arg) {
   auto* w = static_cast<both_walks*>(arg);
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
-  w->from.n_ours =
-      lt::unwind_capture_from(t.cache, w->from.ours, w->from.max,
-                              reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-                              reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi,
-                              &w->from.hash, &w->from.same_as_last);
+  w->pc = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
+  w->sp = reinterpret_cast<std::uintptr_t>(fa) + 16;
+  w->rbp = fa[0];
+  w->from.n_ours = lt::unwind_capture_from(t.cache, w->from.ours, w->from.max, w->pc, w->sp, w->rbp,
+                                           t.stack_hi, &w->from.hash, &w->from.same_as_last);
   w->direct.n_ours = lt::unwind_capture(t.cache, w->direct.ours, w->direct.max, 0, 0, t.stack_hi);
   asm volatile("" ::: "memory");
 }
@@ -302,6 +305,71 @@ TEST(Unwind, DeeperAndShallowerWalksAfterEachOther) {
     ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
     for (std::size_t k = 0; k < w.from.n_ours; ++k) EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
   }
+}
+
+// One call site of both frames below, so that the return address into this frame sits at the same
+// address whichever it calls.
+__attribute__((noipa)) void enter_alloca_frame(long (*frame)(std::uintptr_t, leaf_fn, void*),
+                                               std::uintptr_t anchor, both_walks* w) {
+  caller_marker = 3;
+  frame(anchor, capture_from_and_direct, w);
+  caller_marker = 3;
+}
+
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void through_alloca_frames(both_walks* walks, std::size_t n) {
+  static both_walks scratch;
+  // Below this frame by more than the frames between it and the alloca: 16-aligned, the same for
+  // every call.
+  const std::uintptr_t anchor =
+      (reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) - 1024) & ~std::uintptr_t{15};
+  long (*const frames[2])(std::uintptr_t, leaf_fn, void*) = {
+      unwind_test::fp::alloca_down_to, unwind_test::fp::alloca_down_to_one_deeper};
+  for (std::size_t i = 0; i < n; ++i) {
+    enter_alloca_frame(frames[i % 2], anchor, &scratch);
+    walks[i] = scratch;
+  }
+}
+
+// The walks start from alloca_down_to at the same pc and sp, entered alternately straight from
+// enter_alloca_frame and through one frame more, so with another rbp, another CFA (rbp + 16) and
+// other frames outer to it. The return address the previous walk read at its CFA - 8 is still
+// there (enter_alloca_frame's call lies at that address either way) and so is the rbp it read at
+// CFA - 16: only the frame's rbp shows that the previous walk's outer frames are not this one's.
+TEST(Unwind, TheSamePcAndSpWithAnotherRbpIsNotReused) {
+  both_walks walks[4];
+  through_alloca_frames(walks, 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    const both_walks& w = walks[i];
+    ASSERT_GE(w.direct.n_ours, 5u);
+    const stack from = w.from.ours_stack();
+    const stack direct(w.direct.ours + 1, w.direct.ours + w.direct.n_ours);
+    EXPECT_EQ(from, direct) << "unwind_capture_from:" << describe(from)
+                            << "\nunwind_capture:" << describe(direct);
+    EXPECT_EQ(w.from.hash, w.from.expected_hash());
+    if (i > 0) {
+      EXPECT_FALSE(w.from.same_as_last);
+    }
+  }
+  // The precondition: the same frame in the same place with another rbp, and one frame more.
+  for (std::size_t i = 1; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(walks[i].pc, walks[0].pc);
+    EXPECT_EQ(walks[i].sp, walks[0].sp);
+    EXPECT_EQ(walks[i].rbp, walks[i % 2].rbp);
+    EXPECT_EQ(walks[i].direct.n_ours, walks[i % 2].direct.n_ours);
+  }
+  EXPECT_LT(walks[1].rbp, walks[0].rbp);
+  EXPECT_EQ(walks[1].direct.n_ours, walks[0].direct.n_ours + 1);
+  // Past the extra frame, the return into enter_alloca_frame and all outer to it are the same.
+  const stack shallow = walks[0].direct.ours_stack();
+  const stack deep = walks[1].direct.ours_stack();
+  EXPECT_EQ(stack(shallow.begin() + 2, shallow.end()), stack(deep.begin() + 3, deep.end()));
 }
 
 TEST(Unwind, OmitFramePointerChain) {

@@ -2,6 +2,8 @@
 #ifndef LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
 #define LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
 
+#include <cstdint>
+
 namespace unwind_test {
 
 using leaf_fn = void (*)(void*);
@@ -19,6 +21,12 @@ long drap_frame(int bytes, leaf_fn leaf, void* arg);
 // unwind_test_fp.cpp: -fno-omit-frame-pointer.
 namespace fp {
 int chain(int depth, leaf_fn leaf, void* arg);
+// A frame whose CFA is rbp-based (alloca), its alloca sized so that the stack pointer at its call
+// of leaf(arg) is the same for every call with the same 16-aligned `anchor` (at least 64 bytes
+// below its frame), wherever the frames above it end.
+long alloca_down_to(std::uintptr_t anchor, leaf_fn leaf, void* arg);
+// alloca_down_to one frame deeper: its rbp is lower, its stack pointer at the call of leaf not.
+long alloca_down_to_one_deeper(std::uintptr_t anchor, leaf_fn leaf, void* arg);
 }  // namespace fp
 
 }  // namespace unwind_test
