@@ -20,9 +20,7 @@ void accounting::on_end(std::uint32_t, bool exec, std::string_view path) {
   if (exec) exec_path = std::string(path);
 }
 
-void accounting::on_stack(std::uint32_t stack) {
-  if (stack >= stacks_.size()) stacks_.resize(std::size_t{stack} + 1);
-}
+void accounting::on_stack(std::uint32_t stack) { stacks_.grow_to(std::size_t{stack} + 1); }
 
 void accounting::on_alloc(const alloc_event& e) {
   stack_counters& r = stacks_[e.stack];
@@ -73,10 +71,7 @@ void accounting::on_forgotten(const forgotten_event& e) { release(stacks_[e.stac
 void accounting::finish() {
   totals.leaked_allocations = live_count_;
   totals.leaked_bytes = live_bytes_;
-  for (std::size_t i = 0; i < stacks_.size(); ++i) {
-    touch(stacks_[i]);  // its share of the last peak
-    count_run(static_cast<std::uint32_t>(i), stacks_[i]);
-  }
+  for (stack_counters& r : stacks_) touch(r);  // its share of the last peak
 }
 
 }  // namespace lowalloc::analyze

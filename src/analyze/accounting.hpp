@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace lowalloc::analyze {
 
@@ -39,23 +38,29 @@ class accounting final : public event_sink {
   void on_free(const free_event& e) override;
   void on_forgotten(const forgotten_event& e) override;
 
-  /// Once the merge is done: leaks, each stack's live bytes at the peak, and the sizes.
+  /// Once the merge is done: leaks and each stack's live bytes at the peak.
   void finish();
 
-  const std::vector<stack_counters>& stacks() const noexcept { return stacks_; }
-  /// Frees the per-stack counters (once they are copied out).
-  void release_stacks() noexcept { stacks_ = std::vector<stack_counters>(); }
-  /// Frees the per-stack sizes (once they are copied out).
-  void release_sizes() noexcept { bucket_counts_ = detail::u64_map<std::uint64_t>(); }
-  /// How many (stack, size bucket) pairs are non-empty.
-  std::size_t size_entries() const noexcept { return bucket_counts_.size(); }
-  /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket), after finish().
+  const detail::grow_array<stack_counters>& stacks() const noexcept { return stacks_; }
+  /// Frees the per-stack counters and sizes (once they are copied out).
+  void release_stacks() noexcept {
+    stacks_ = detail::grow_array<stack_counters>();
+    bucket_counts_ = detail::u64_map<std::uint64_t>();
+  }
+  /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket), after finish(); a
+  /// pair may come more than once (a stack's sizes counted before and after a run of another
+  /// size), its counts to be added.
   template <class F>
   void for_each_size(F&& f) const {
     bucket_counts_.for_each([&](std::uint64_t key, std::uint64_t count) {
       f(static_cast<std::uint32_t>(key / buckets_per_stack),
         static_cast<std::size_t>(key % buckets_per_stack), count);
     });
+    // Each stack's latest run: most stacks allocate one size only, and never reach the table.
+    for (std::size_t i = 0; i < stacks_.size(); ++i)
+      if (stacks_[i].run_length != 0)
+        f(static_cast<std::uint32_t>(i), std::size_t{stacks_[i].run_bucket},
+          std::uint64_t{stacks_[i].run_length});
   }
 
   process_info process;
@@ -92,7 +97,7 @@ class accounting final : public event_sink {
     --live_count_;
   }
 
-  std::vector<stack_counters> stacks_;
+  detail::grow_array<stack_counters> stacks_;     // by stack, grown as stacks appear
   detail::u64_map<std::uint64_t> bucket_counts_;  // stack * buckets_per_stack + bucket -> count
   std::uint64_t live_bytes_ = 0;
   std::uint64_t live_count_ = 0;

@@ -74,10 +74,12 @@ struct stream {
   payload_reader reader;
   fmt::block_decoding decoding;
   std::uint64_t clock = 0;
-  std::vector<ordinal_slot> slots;        // the current block's allocations
-  std::uint64_t ordinal = 0;              // ALLOC records decoded in the current block
-  std::uint64_t ordinal_base = 0;         // ALLOC records of the stream before the block
-  detail::u64_map<live_block> kept;       // live blocks known by stream ordinal (KEPT)
+  std::vector<ordinal_slot> slots;  // the current block's allocations
+  std::uint64_t ordinal = 0;        // ALLOC records decoded in the current block
+  std::uint64_t ordinal_base = 0;   // ALLOC records of the stream before the block
+  // Live blocks known by stream ordinal (KEPT): made in ordinal order and mostly freed in it, so
+  // runs of consecutive ordinals share cache lines.
+  detail::u64_map<live_block, detail::runs_of<4>> kept;
   detail::u64_map<std::uint32_t> stacks;  // stack id -> merged stack index
   bool has_last_alloc = false;            // the latest ALLOC has a known address...
   std::uint64_t last_alloc = 0;           // ...this one
@@ -811,7 +813,7 @@ void event_merge::state::run() {
   // What only the merge needed: the live blocks (the sinks counted what is left) and the
   // tables that interned the stacks. Their memory goes before the stacks are symbolized.
   live_ = detail::u64_map<live_block>();
-  for (stream& s : streams_) s.kept = detail::u64_map<live_block>();
+  for (stream& s : streams_) s.kept = decltype(s.kept)();
   location_of_address_ = detail::u64_map<std::uint32_t>();
   other_locations_.clear();
   child_of_ = detail::u64_map<std::uint32_t>();

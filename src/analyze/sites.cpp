@@ -126,31 +126,52 @@ void add_counters(counters& into, const counters& c) noexcept {
   into.peak_bytes += c.peak_bytes;
 }
 
+// Requested sizes per stack, grouped by stack in bucket order: placed by stack with a counting
+// sort (stacks are numbered densely, and most have one size), then each stack's few buckets
+// sorted and the repeated ones merged.
+void collect_sizes(const accounting& acc, analysis& a) {
+  const std::size_t n = a.stacks.size();
+  std::vector<std::uint32_t> next(n + 1, 0);
+  acc.for_each_size([&](std::uint32_t si, std::size_t, std::uint64_t) { ++next[si + 1]; });
+  for (std::size_t si = 0; si < n; ++si) next[si + 1] += next[si];
+  std::vector<stack_bucket>& out = a.stack_sizes;
+  out.resize(next[n]);
+  acc.for_each_size([&](std::uint32_t si, std::size_t bucket, std::uint64_t count) {
+    out[next[si]++] = stack_bucket{si, static_cast<std::uint32_t>(bucket), count};
+  });
+  // next[si] is now where stack si's entries end.
+  std::size_t kept = 0;
+  for (std::size_t si = 0, begin = 0; si < n; begin = next[si++]) {
+    const auto first = out.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = out.begin() + static_cast<std::ptrdiff_t>(next[si]);
+    if (last - first > 1)
+      std::sort(first, last,
+                [](const stack_bucket& x, const stack_bucket& y) { return x.bucket < y.bucket; });
+    stack& st = a.stacks[si];
+    for (auto it = first; it != last; ++it) {
+      if (st.sizes != 0 && out[kept - 1].bucket == it->bucket) {
+        out[kept - 1].count += it->count;
+        continue;
+      }
+      if (st.sizes == 0) st.first_size = static_cast<std::uint32_t>(kept);
+      out[kept++] = *it;
+      ++st.sizes;
+    }
+  }
+  out.resize(kept);
+}
+
 }  // namespace
 
 void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
                   accounting& acc, const options& opts, analysis& a) {
-  // The accounting's counters and sizes first, each freed once copied.
+  // The accounting's counters and sizes first, freed once copied.
   a.stacks.resize(recorded.stacks.size());
-  const std::vector<accounting::stack_counters>& counted = acc.stacks();
+  const auto& counted = acc.stacks();
   for (std::size_t si = 0; si < counted.size() && si < a.stacks.size(); ++si)
     a.stacks[si].totals = counted[si].c;
+  collect_sizes(acc, a);
   acc.release_stacks();
-  // Requested sizes per stack, grouped by stack in bucket order.
-  a.stack_sizes.reserve(acc.size_entries());
-  acc.for_each_size([&](std::uint32_t stack_index, std::size_t bucket, std::uint64_t count) {
-    a.stack_sizes.push_back(stack_bucket{stack_index, static_cast<std::uint32_t>(bucket), count});
-  });
-  acc.release_sizes();
-  std::sort(a.stack_sizes.begin(), a.stack_sizes.end(),
-            [](const stack_bucket& x, const stack_bucket& y) {
-              return x.stack != y.stack ? x.stack < y.stack : x.bucket < y.bucket;
-            });
-  for (std::size_t i = 0; i < a.stack_sizes.size(); ++i) {
-    stack& st = a.stacks[a.stack_sizes[i].stack];
-    if (st.sizes == 0) st.first_size = static_cast<std::uint32_t>(i);
-    ++st.sizes;
-  }
 
   auto table = std::make_shared<frame_table>();
   location_frames locations(modules, opts, *table);
@@ -236,6 +257,23 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> number_sites(analysis& a, b
   return shown;
 }
 
+// A site's sizes from its stacks' buckets [first, last), in any order.
+void merge_buckets(std::vector<size_counts::bucket_count>::iterator first,
+                   std::vector<size_counts::bucket_count>::iterator last, size_counts& into) {
+  std::sort(first, last,
+            [](const size_counts::bucket_count& x, const size_counts::bucket_count& y) {
+              return x.bucket < y.bucket;
+            });
+  std::size_t distinct = 0;
+  for (auto it = first; it != last; ++it) distinct += it == first || it->bucket != (it - 1)->bucket;
+  into.buckets.reserve(distinct);
+  for (auto it = first; it != last; ++it) {
+    if (into.buckets.empty() || into.buckets.back().bucket != it->bucket)
+      into.buckets.push_back(size_counts::bucket_count{it->bucket, 0});
+    into.buckets.back().count += it->count;
+  }
+}
+
 }  // namespace
 
 void build_sites(analysis& a, bool fold) {
@@ -284,27 +322,18 @@ void build_sites(analysis& a, bool fold) {
     }
   }
 
-  // Each site's sizes: its stacks' buckets, merged in bucket order.
-  std::vector<stack_bucket> by_site;  // `stack` holds the site here
-  by_site.reserve(a.stack_sizes.size());
+  // Each site's sizes: its stacks' buckets, placed by site with a counting sort, then each
+  // site's sorted and merged in bucket order.
+  std::vector<std::uint32_t> next(a.sites.size() + 1, 0);
+  for (const stack_bucket& b : a.stack_sizes) ++next[a.stacks[b.stack].site + 1];
+  for (std::size_t i = 0; i < a.sites.size(); ++i) next[i + 1] += next[i];
+  std::vector<size_counts::bucket_count> by_site(a.stack_sizes.size());
   for (const stack_bucket& b : a.stack_sizes)
-    by_site.push_back(stack_bucket{a.stacks[b.stack].site, b.bucket, b.count});
-  std::sort(by_site.begin(), by_site.end(), [](const stack_bucket& x, const stack_bucket& y) {
-    return x.stack != y.stack ? x.stack < y.stack : x.bucket < y.bucket;
-  });
-  for (std::size_t i = 0; i < by_site.size();) {
-    std::size_t end = i;
-    std::size_t distinct = 0;
-    for (; end < by_site.size() && by_site[end].stack == by_site[i].stack; ++end)
-      distinct += end == i || by_site[end].bucket != by_site[end - 1].bucket ? 1u : 0u;
-    std::vector<size_counts::bucket_count>& buckets = a.sites[by_site[i].stack].sizes.buckets;
-    buckets.reserve(distinct);
-    for (; i < end; ++i) {
-      if (buckets.empty() || buckets.back().bucket != by_site[i].bucket)
-        buckets.push_back(size_counts::bucket_count{by_site[i].bucket, 0});
-      buckets.back().count += by_site[i].count;
-    }
-  }
+    by_site[next[a.stacks[b.stack].site]++] = size_counts::bucket_count{b.bucket, b.count};
+  // next[i] is now where site i's buckets end.
+  for (std::size_t i = 0, begin = 0; i < a.sites.size(); begin = next[i++])
+    merge_buckets(by_site.begin() + static_cast<std::ptrdiff_t>(begin),
+                  by_site.begin() + static_cast<std::ptrdiff_t>(next[i]), a.sites[i].sizes);
 }
 
 }  // namespace lowalloc::analyze

@@ -501,7 +501,7 @@ TEST(Analyze, StackSharedTakesTheOuterFramesOfThePreviousStack) {
   w.stack_shared(2, 2, {0x1100, 0x1200}).alloc(2, 16, 0x600, 2);  // 0x1100 0x1200 0x2000 0x3000
   w.end_block();
   w.block(1, 3).stack_shared(3, 3, {0x1300}).alloc(3, 32, 0x700, 3);  // ... 0x1200 0x2000 0x3000
-  w.stack_shared(4, 1, {}).alloc(4, 64, 0x800, 4);                     // 0x3000 alone
+  w.stack_shared(4, 1, {}).alloc(4, 64, 0x800, 4);                    // 0x3000 alone
   w.end_block();
   const analysis a = run(w);
   ASSERT_EQ(a.sites.size(), 4u);

@@ -1,0 +1,112 @@
+// The analyzer's hash map and growable array (src/analyze/flat_map.hpp) past the size where
+// their memory is a mapping of its own and grows in place.
+#include "analyze/flat_map.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <utility>
+
+namespace {
+
+using lowalloc::analyze::detail::u64_map;
+
+// Every entry must still be found after each doubling, with keys that fill long runs (consecutive
+// addresses) and keys spread at random, and with erasures between the growths.
+TEST(FlatMap, GrowsInPlaceWithoutLosingEntries) {
+  u64_map<std::uint64_t> m;
+  std::unordered_map<std::uint64_t, std::uint64_t> ref;
+  std::mt19937_64 rng(2);
+  for (std::uint64_t i = 0; i < 400000; ++i) {
+    const std::uint64_t key = i % 2 == 0 ? 0x7f0000000000u + i * 8 : (rng() >> 8) << 4;
+    bool inserted = false;
+    m.get(key, inserted) = i;
+    ref[key] = i;
+    if (i % 3 == 0) {
+      const std::uint64_t gone = 0x7f0000000000u + (i / 3 * 2) * 8;
+      std::uint64_t out = 0;
+      const bool had = ref.erase(gone) == 1;
+      EXPECT_EQ(m.erase(gone, out), had);
+    }
+  }
+  ASSERT_EQ(m.size(), ref.size());
+  for (const auto& [k, v] : ref) {
+    const std::uint64_t* p = m.find(k);
+    ASSERT_NE(p, nullptr) << k;
+    EXPECT_EQ(*p, v);
+  }
+}
+
+// Ordinals in runs (runs_of): made in order, most freed soon and some kept, as a stream's
+// allocations are; every survivor is found after the growths.
+TEST(FlatMap, KeysInRunsAreFoundAfterGrowth) {
+  u64_map<std::uint64_t, lowalloc::analyze::detail::runs_of<4>> m;
+  std::unordered_map<std::uint64_t, std::uint64_t> ref;
+  std::mt19937_64 rng(3);
+  for (std::uint64_t ordinal = 0; ordinal < 600000; ++ordinal) {
+    bool inserted = false;
+    m.get(ordinal, inserted) = ordinal * 3;
+    EXPECT_TRUE(inserted);
+    ref[ordinal] = ordinal * 3;
+    if (rng() % 4 != 0 && ordinal >= 40) {  // frees one of the recent ones, or none
+      const std::uint64_t gone = ordinal - rng() % 40;
+      std::uint64_t out = 0;
+      const bool had = ref.erase(gone) == 1;
+      ASSERT_EQ(m.erase(gone, out), had);
+      if (had) {
+        EXPECT_EQ(out, gone * 3);
+      }
+    }
+  }
+  ASSERT_EQ(m.size(), ref.size());
+  for (const auto& [k, v] : ref) {
+    const std::uint64_t* p = m.find(k);
+    ASSERT_NE(p, nullptr) << k;
+    EXPECT_EQ(*p, v);
+  }
+  EXPECT_EQ(m.find(600000), nullptr);
+}
+
+// A moved map keeps its table and leaves an empty one that still works.
+TEST(FlatMap, MovedFromIsEmpty) {
+  u64_map<std::uint32_t> m;
+  for (std::uint32_t i = 0; i < 200000; ++i) {
+    bool inserted = false;
+    m.get(std::uint64_t{i} * 16, inserted) = i;
+  }
+  u64_map<std::uint32_t> moved(std::move(m));
+  EXPECT_EQ(m.size(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(m.find(16), nullptr);
+  bool inserted = false;
+  m.get(16, inserted) = 7;
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(moved.size(), 200000u);
+  ASSERT_NE(moved.find(16), nullptr);
+  EXPECT_EQ(*moved.find(16), 1u);
+}
+
+// The array grows one element at a time past the size where it moves its pages instead of
+// copying them; what was written stays, and new elements start as zero.
+TEST(GrowArray, KeepsItsElementsAsItGrows) {
+  struct counts {
+    std::uint64_t a;
+    std::uint32_t b;
+  };
+  lowalloc::analyze::detail::grow_array<counts> v;
+  for (std::uint32_t i = 0; i < 300000; ++i) {
+    v.grow_to(std::size_t{i} + 1);
+    ASSERT_EQ(v[i].a, 0u);
+    ASSERT_EQ(v[i].b, 0u);
+    v[i] = counts{std::uint64_t{i} * 7, i};
+  }
+  v.grow_to(10);  // never shrinks
+  ASSERT_EQ(v.size(), 300000u);
+  for (std::uint32_t i = 0; i < 300000; ++i) {
+    ASSERT_EQ(v[i].a, std::uint64_t{i} * 7);
+    ASSERT_EQ(v[i].b, i);
+  }
+}
+
+}  // namespace
