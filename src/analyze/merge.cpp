@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -80,12 +81,14 @@ struct stream {
   // Live blocks known by stream ordinal (KEPT): made in ordinal order and mostly freed in it, so
   // runs of consecutive ordinals share cache lines.
   detail::u64_map<live_block, detail::runs_of<4>> kept;
-  detail::u64_map<std::uint32_t> stacks;  // stack id -> merged stack index
-  bool has_last_alloc = false;            // the latest ALLOC has a known address...
-  std::uint64_t last_alloc = 0;           // ...this one
-  bool has_last_kept = false;             // the latest ALLOC is kept...
-  std::uint64_t last_kept = 0;            // ...with this stream ordinal
-  bool deferred = false;                  // waits for the other streams' events of its stamp
+  // Stack id -> merged stack index. The ids count up from 1 (after a RESET too): runs of them
+  // share cache lines.
+  detail::u64_map<std::uint32_t, detail::runs_of<4>> stacks;
+  bool has_last_alloc = false;   // the latest ALLOC has a known address...
+  std::uint64_t last_alloc = 0;  // ...this one
+  bool has_last_kept = false;    // the latest ALLOC is kept...
+  std::uint64_t last_kept = 0;   // ...with this stream ordinal
+  bool deferred = false;         // waits for the other streams' events of its stamp
 
   // The pending event: decoded, not yet merged.
   event kind = event::alloc;
@@ -132,6 +135,8 @@ struct event_merge::state {
   void process_module(stream& s);
   void process_unmodule(stream& s);
   std::uint32_t location_of(std::uint64_t ip);
+  std::uint32_t child(std::uint32_t parent, std::uint32_t location);
+  std::uint32_t new_node(std::uint32_t parent, std::uint32_t location);
   std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips, stream* from = nullptr);
   std::uint32_t module_at(std::uint64_t addr) const;
   double run_time_seconds() const noexcept;
@@ -161,7 +166,12 @@ struct event_merge::state {
   // after an unload, in `other_locations_`), nodes by (parent, location), stacks by node.
   detail::u64_map<std::uint32_t> location_of_address_;
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint32_t> other_locations_;
-  detail::u64_map<std::uint32_t> child_of_;   // parent << 32 | location -> node
+  // A node's children: a list (the newest first) while it has few, in child_of_ (parent << 32 |
+  // location -> node) once it has many. A new stack's nodes are found or made next to the ones
+  // just made, where a lookup in one table of every node was a cache miss per frame.
+  std::vector<std::uint32_t> first_child_;   // 0: none; wide_parent: the node's are in child_of_
+  std::vector<std::uint32_t> next_sibling_;  // 0: the last
+  detail::u64_map<std::uint32_t> child_of_;
   std::vector<std::uint32_t> stack_of_node_;  // not_a_stack: not a stack (yet)
   std::uint32_t no_stack_ = no_module;        // the merged stack of stack id 0, once made
   std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
@@ -509,6 +519,8 @@ std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>&
   if (stacks_.nodes.empty()) {
     stacks_.nodes.emplace_back();  // the root
     stack_of_node_.push_back(not_a_stack);
+    first_child_.push_back(0);
+    next_sibling_.push_back(0);
   }
   // The outer frames shared with the stream's previous stack start from its path.
   std::size_t shared = 0;
@@ -524,15 +536,7 @@ std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>&
     from->modules_epoch = modules_epoch_;
   }
   for (std::size_t k = shared; k < ips.size(); ++k) {  // from the outermost call
-    const std::uint32_t location = location_of(ips[ips.size() - 1 - k]);
-    bool inserted = false;
-    std::uint32_t& child = child_of_.get(std::uint64_t{node} << 32 | location, inserted);
-    if (inserted) {
-      child = static_cast<std::uint32_t>(stacks_.nodes.size());
-      stacks_.nodes.push_back(recorded_stacks::node{node, location});
-      stack_of_node_.push_back(not_a_stack);
-    }
-    node = child;
+    node = child(node, location_of(ips[ips.size() - 1 - k]));
     if (from != nullptr) from->last_path[k] = node;
   }
   if (from != nullptr) from->last_ips = ips;
@@ -543,6 +547,52 @@ std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>&
     for (event_sink* sink : sinks_) sink->on_stack(stack);
   }
   return stack;
+}
+
+namespace {
+
+constexpr std::uint32_t wide_parent = std::uint32_t{1} << 31;
+constexpr unsigned list_limit = 8;  // children a node lists before they go to child_of_
+
+}  // namespace
+
+std::uint32_t event_merge::state::new_node(std::uint32_t parent, std::uint32_t location) {
+  const auto n = static_cast<std::uint32_t>(stacks_.nodes.size());
+  if (n == wide_parent) throw std::length_error("more than 2^31 call-tree nodes");
+  stacks_.nodes.push_back(recorded_stacks::node{parent, location});
+  stack_of_node_.push_back(not_a_stack);
+  first_child_.push_back(0);
+  next_sibling_.push_back(0);
+  return n;
+}
+
+// The node of a call from `location` made by `parent`, made if new.
+std::uint32_t event_merge::state::child(std::uint32_t parent, std::uint32_t location) {
+  const std::uint32_t first = first_child_[parent];
+  if (first != wide_parent) {
+    unsigned listed = 0;
+    for (std::uint32_t c = first; c != 0; c = next_sibling_[c], ++listed)
+      if (stacks_.nodes[c].location == location) return c;
+    const std::uint32_t n = new_node(parent, location);
+    if (listed < list_limit) {
+      next_sibling_[n] = first;
+      first_child_[parent] = n;
+      return n;
+    }
+    // Too many to list: all of them go to the table, and so will the next ones.
+    for (std::uint32_t c = first; c != 0; c = next_sibling_[c]) {
+      bool inserted = false;
+      child_of_.get(std::uint64_t{parent} << 32 | stacks_.nodes[c].location, inserted) = c;
+    }
+    first_child_[parent] = wide_parent;
+    bool inserted = false;
+    child_of_.get(std::uint64_t{parent} << 32 | location, inserted) = n;
+    return n;
+  }
+  bool inserted = false;
+  std::uint32_t& found = child_of_.get(std::uint64_t{parent} << 32 | location, inserted);
+  if (inserted) found = new_node(parent, location);  // (which leaves child_of_ as it is)
+  return found;
 }
 
 void event_merge::state::process_alloc(stream& s) {
@@ -817,6 +867,8 @@ void event_merge::state::run() {
   location_of_address_ = detail::u64_map<std::uint32_t>();
   other_locations_.clear();
   child_of_ = detail::u64_map<std::uint32_t>();
+  first_child_ = std::vector<std::uint32_t>();
+  next_sibling_ = std::vector<std::uint32_t>();
   stack_of_node_ = std::vector<std::uint32_t>();
 }
 

@@ -187,24 +187,26 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
     }
     return run;
   };
-  // Two passes over the stacks: the first resolves every address and sizes the flat array of
-  // frame ids, the second fills it, so that it is allocated once at its size.
-  for (int fill = 0; fill < 2; ++fill) {
-    std::size_t ids = 0;
-    for (std::size_t si = 0; si < recorded.stacks.size(); ++si) {
-      stack& st = a.stacks[si];
-      if (st.totals.allocations == 0) continue;  // defined, never used: nothing to show
-      st.first_frame = static_cast<std::uint32_t>(ids);
-      // From the stack's node up to the root: innermost frame first.
-      for (std::uint32_t n = recorded.stacks[si]; n != 0; n = recorded.nodes[n].parent) {
-        const auto [first, count] = frames_of(recorded.nodes[n].location);
-        if (fill == 1)
-          for (std::uint32_t f = first; f < first + count; ++f) table->ids.push_back(f);
-        ids += count;
-      }
-      st.frame_count = static_cast<std::uint32_t>(ids - st.first_frame);
+  // The frames of each node's calls from the root, in one pass over the nodes (a parent is
+  // made before its children), resolving every address: then the flat array of frame ids is
+  // allocated once at its size, and filled walking each stack's nodes once.
+  std::vector<std::uint32_t> depth(recorded.nodes.size(), 0);
+  for (std::size_t n = 1; n < recorded.nodes.size(); ++n)
+    depth[n] = depth[recorded.nodes[n].parent] + frames_of(recorded.nodes[n].location).second;
+  std::size_t ids = 0;
+  for (std::size_t si = 0; si < recorded.stacks.size(); ++si)
+    if (a.stacks[si].totals.allocations != 0) ids += depth[recorded.stacks[si]];
+  table->ids.reserve(ids);
+  for (std::size_t si = 0; si < recorded.stacks.size(); ++si) {
+    stack& st = a.stacks[si];
+    if (st.totals.allocations == 0) continue;  // defined, never used: nothing to show
+    st.first_frame = static_cast<std::uint32_t>(table->ids.size());
+    // From the stack's node up to the root: innermost frame first.
+    for (std::uint32_t n = recorded.stacks[si]; n != 0; n = recorded.nodes[n].parent) {
+      const auto [first, count] = run_of[recorded.nodes[n].location];
+      for (std::uint32_t f = first; f < first + count; ++f) table->ids.push_back(f);
     }
-    if (fill == 0) table->ids.reserve(ids);
+    st.frame_count = static_cast<std::uint32_t>(table->ids.size() - st.first_frame);
   }
   const std::vector<bool>& allocator = locations.allocator();
   for (stack& st : a.stacks) {
