@@ -24,6 +24,14 @@ int binding_rank(const GElf_Sym& sym) noexcept {
   }
 }
 
+// Whether section `shndx` of `elf` is loaded (SHN_ABS and the like are not sections).
+bool in_allocated_section(Elf* elf, GElf_Word shndx) {
+  if (shndx >= SHN_LORESERVE && shndx != SHN_XINDEX) return false;
+  GElf_Shdr shdr;
+  Elf_Scn* scn = elf != nullptr ? elf_getscn(elf, shndx) : nullptr;
+  return scn == nullptr || gelf_getshdr(scn, &shdr) == nullptr || (shdr.sh_flags & SHF_ALLOC) != 0;
+}
+
 }  // namespace
 
 symbol_index::symbol_index(Dwfl_Module* mod) {
@@ -42,13 +50,19 @@ symbol_index::symbol_index(Dwfl_Module* mod) {
     GElf_Addr value = 0;
     Elf* elf = nullptr;
     Dwarf_Addr bias = 0;
-    const char* name = dwfl_module_getsym_info(mod, i, &sym, &value, nullptr, &elf, &bias);
+    GElf_Word shndx = SHN_UNDEF;
+    const char* name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, &elf, &bias);
     const int type = GELF_ST_TYPE(sym.st_info);
     if (name == nullptr || name[0] == '\0' || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
         type == STT_FILE || type == STT_TLS)
       continue;
-    // A value resolved through a function descriptor is tried twice by libdwfl.
-    if (value != sym.st_value + bias) return;
+    // A value resolved through a function descriptor is tried twice by libdwfl. (libdwfl moves
+    // only symbols of allocated sections by the bias: the version names of a library with a
+    // version script are absolute, glibc's link warnings in unallocated sections. Taking those
+    // for descriptors left libc, libstdc++ and libLLVM without an index.)
+    if (value != sym.st_value + bias &&
+        !(value == sym.st_value && !in_allocated_section(elf, shndx)))
+      return;
     boundaries_.push_back(value);
     boundaries_.push_back(value + sym.st_size);
     const bool global = static_cast<std::uint32_t>(i) >= global_start_;
