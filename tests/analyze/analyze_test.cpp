@@ -368,6 +368,30 @@ TEST(Analyze, EqualStacksOfDifferentStreamsAreOneSite) {
   EXPECT_EQ(a.sites[1].totals.allocations, 1u);
 }
 
+// A call-tree node lists its first children and keeps more in a table (merge.cpp): 20 calls
+// from one frame, made by two streams in opposite orders, are 20 sites of two allocations each.
+TEST(Analyze, ANodeWithManyChildrenFindsEachOfThemAgain) {
+  trace_writer w;
+  constexpr std::uint64_t calls = 20;
+  for (std::uint32_t stream = 1; stream <= 2; ++stream) {
+    w.block(stream, 0);
+    for (std::uint64_t k = 0; k < calls; ++k) {
+      const std::uint64_t call = stream == 1 ? k : calls - 1 - k;
+      w.stack(k + 1, {0x2000 + 16 * call, 0x9000});
+      w.alloc(1 + k, 8 + call, 0x10000 * stream + 0x100 * k, k + 1);
+    }
+    w.end_block();
+  }
+  const analysis a = run(w);
+  EXPECT_EQ(a.stacks.size(), calls);  // each stack interned once, not once per stream
+  ASSERT_EQ(a.sites.size(), calls);
+  for (std::uint64_t call = 0; call < calls; ++call) {
+    const site& s = site_at(a, 0x2000 + 16 * call);
+    EXPECT_EQ(s.totals.allocations, 2u) << call;
+    EXPECT_EQ(s.totals.bytes_allocated, 2 * (8 + call)) << call;
+  }
+}
+
 TEST(Analyze, StackIdZeroIsNoStack) {
   trace_writer w;
   w.block(1, 0).alloc(1, 8, 0x5000, 0).end_block();
