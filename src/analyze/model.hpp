@@ -116,6 +116,12 @@ class frame_list {
   }
   iterator begin() const noexcept { return iterator(this, 0); }
   iterator end() const noexcept { return iterator(this, count_); }
+  /// The table the frames are in, and the index in it of frame i: equal frames of lists that
+  /// share a table have equal indices.
+  const frame_table* table() const noexcept { return table_.get(); }
+  std::uint32_t id(std::size_t i) const noexcept { return table_->ids[first_ + i]; }
+  /// Where the indices are (valid while the list is not empty).
+  const std::uint32_t* ids() const noexcept { return table_->ids.data() + first_; }
 
  private:
   std::shared_ptr<const frame_table> table_;

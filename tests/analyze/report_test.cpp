@@ -402,7 +402,7 @@ TEST(Report, JsonSchema) {
   report_options ro;
   lowalloc::report::write_json(out, a, ro);
   const json j = parse_json(out.str());
-  EXPECT_EQ(j["format_version"].n, 1);
+  EXPECT_EQ(j["format_version"].n, 2);
   EXPECT_EQ(j["process"]["pid"].n, 1234);
   EXPECT_EQ(j["process"]["ppid"].n, 1);
   EXPECT_EQ(j["process"]["exe"].s, "/usr/bin/app");
@@ -443,8 +443,17 @@ TEST(Report, JsonSchema) {
   EXPECT_EQ(s0["peak"]["bytes"].n, 3200);
   EXPECT_EQ(s0["folded_frames"].n, 4);
   EXPECT_EQ(s0["histogram"][0]["min"].n, 32);
+  // Stacks are numbers in the table of frames, each frame once, numbered as the ranked sites
+  // first use them.
+  const json& frames = j["frames"];
+  ASSERT_EQ(frames.kind, json::array);
+  ASSERT_EQ(frames.items.size(), 5u);  // the site of no stack has no frames
   ASSERT_EQ(s0["stack"].items.size(), 3u);
-  const json& f0 = s0["stack"][0];
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(s0["stack"][k].n, static_cast<double>(k));
+  const auto frame_of = [&](const json& site, std::size_t k) -> const json& {
+    return frames[static_cast<std::size_t>(site["stack"][k].n)];
+  };
+  const json& f0 = frame_of(s0, 0);
   EXPECT_EQ(f0["address"].s, "0x401000");
   EXPECT_EQ(f0["module"].s, "/usr/bin/app");
   EXPECT_EQ(f0["offset"].n, 0x1000);
@@ -452,11 +461,15 @@ TEST(Report, JsonSchema) {
   EXPECT_EQ(f0["file"].s, "/src/tok.hpp");
   EXPECT_EQ(f0["line"].n, 12);
   EXPECT_TRUE(f0["inlined"].b);
-  EXPECT_FALSE(s0["stack"][1]["inlined"].b);
+  EXPECT_FALSE(frame_of(s0, 1)["inlined"].b);
   // The control and invalid bytes of a name are escaped.
-  EXPECT_EQ(sites[1]["stack"][0]["function"].s, "weird;name\\u0001\\ufffd");
-  EXPECT_EQ(sites[1]["stack"][0]["file"].kind, json::null);
-  EXPECT_EQ(sites[1]["stack"][0]["line"].kind, json::null);
+  ASSERT_EQ(sites[1]["stack"].items.size(), 2u);
+  EXPECT_EQ(sites[1]["stack"][0].n, 3);  // a new frame
+  EXPECT_EQ(frame_of(sites[1], 0)["function"].s, "weird;name\\u0001\\ufffd");
+  EXPECT_EQ(frame_of(sites[1], 0)["file"].kind, json::null);
+  EXPECT_EQ(frame_of(sites[1], 0)["line"].kind, json::null);
+  EXPECT_EQ(sites[1]["stack"][1].n, 4);  // another main (line 11)
+  EXPECT_EQ(frames[4]["line"].n, 11);
   EXPECT_EQ(sites[2]["stack"].items.size(), 0u);
 
   ro.top = 1;
@@ -514,8 +527,57 @@ TEST(Report, AnalyzedTraceRoundTrip) {
   EXPECT_EQ(j["allocations"].n, 101);
   EXPECT_EQ(j["temporary"].n, 100);
   EXPECT_EQ(j["leaked"]["bytes"].n, 1000);
-  EXPECT_EQ(j["sites"][0]["stack"][0]["address"].s, "0x1000");
-  EXPECT_EQ(j["sites"][0]["stack"][0]["module"].kind, json::null);
+  ASSERT_EQ(j["sites"][0]["stack"].items.size(), 1u);
+  const json& f = j["frames"][static_cast<std::size_t>(j["sites"][0]["stack"][0].n)];
+  EXPECT_EQ(f["address"].s, "0x1000");
+  EXPECT_EQ(f["module"].kind, json::null);
+}
+
+TEST(Report, JsonFramesAreWrittenOnceAndSitesNumberThem) {
+  // Three stacks of one trace, two sharing their outer frame: that frame is written once, and
+  // both sites name it by the same number; numbers follow the order of the ranked sites.
+  trace_writer w;
+  w.block(1, 0).process(7, 1, 0, "/bin/x", {"x"});
+  w.stack(1, {0x1000, 0x2000}).stack(2, {0x3000, 0x2000}).stack(3, {0x4000});
+  std::uint64_t t = 1;
+  for (const auto& [count, stack] : {std::pair{30, 1}, std::pair{20, 3}, std::pair{10, 2}}) {
+    for (int i = 0; i < count; ++i, t += 2)
+      w.alloc(t, 16, 0x100, static_cast<std::uint64_t>(stack)).free(t + 1, 0x100);
+  }
+  w.end(t).end_block();
+  lowalloc::analyze::options o;
+  o.symbolize = false;
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+  std::ostringstream out;
+  lowalloc::report::write_json(out, a, report_options{});
+  const json j = parse_json(out.str());
+  EXPECT_EQ(j["format_version"].n, 2);
+  const json& sites = j["sites"];
+  ASSERT_EQ(sites.items.size(), 3u);
+  const auto numbers = [&](std::size_t i) {
+    std::vector<double> v;
+    for (const json& n : sites[i]["stack"].items) v.push_back(n.n);
+    return v;
+  };
+  EXPECT_EQ(sites[0]["allocations"].n, 30);
+  EXPECT_EQ(numbers(0), (std::vector<double>{0, 1}));
+  EXPECT_EQ(numbers(1), (std::vector<double>{2}));
+  EXPECT_EQ(numbers(2), (std::vector<double>{3, 1}));
+  const json& frames = j["frames"];
+  ASSERT_EQ(frames.items.size(), 4u);
+  EXPECT_EQ(frames[0]["address"].s, "0x1000");
+  EXPECT_EQ(frames[1]["address"].s, "0x2000");
+  EXPECT_EQ(frames[2]["address"].s, "0x4000");
+  EXPECT_EQ(frames[3]["address"].s, "0x3000");
+
+  // --top 1: the frames of the printed site only.
+  report_options top;
+  top.top = 1;
+  std::ostringstream one;
+  lowalloc::report::write_json(one, a, top);
+  const json k = parse_json(one.str());
+  ASSERT_EQ(k["sites"].items.size(), 1u);
+  EXPECT_EQ(k["frames"].items.size(), 2u);
 }
 
 // --- the command line
