@@ -161,10 +161,10 @@ void local_erase(thread_state* t, std::size_t hole) {
 void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void* ptr,
                   const caller_frame& from) {
   std::uint64_t ticks = stamp_event(t);
-  std::uintptr_t ips[max_depth_limit];
+  const std::uintptr_t* ips = nullptr;
   bool same = false;
   std::uint64_t hash = 0;
-  std::size_t n = unwind_capture_from(t->cache, ips, max_depth, from.pc, from.sp, from.rbp,
+  std::size_t n = unwind_capture_from(t->cache, &ips, max_depth, from.pc, from.sp, from.rbp,
                                       stack_top(t, from.sp), &hash, &same);
   // The previous allocation's stack again (the table remembers the last one it gave an id).
   std::uint32_t id =

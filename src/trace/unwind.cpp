@@ -806,6 +806,17 @@ inline void put_frame(walk_memo& m, std::size_t i, const frame& f) noexcept {
   m.rbp[i] = f.rbp;
 }
 
+// Frame `from` of the memo becomes frame `to`, with what its step read and its hash. (Five
+// memmove calls of a few words each, one per array, cost more than the walk they spared on a
+// program whose leaf depth changes from one allocation to the next.)
+inline void move_frame(walk_memo& m, std::size_t to, std::size_t from) noexcept {
+  m.pc[to] = m.pc[from];
+  m.sp[to] = m.sp[from];
+  m.rbp[to] = m.rbp[from];
+  m.reads[to] = m.reads[from];
+  m.hash[to] = m.hash[from];
+}
+
 // Steps on from frame n - 1 of the memo, storing each frame, up to `max` frames in all.
 std::size_t walk_on(walk_memo& m, std::size_t n, std::size_t max, entry (*sets)[2],
                     std::uintptr_t stack_hi) noexcept {
@@ -838,8 +849,11 @@ std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noex
 
 // The frames of the walk from `f`, into the memo, with their hashes; how many. max <=
 // memo_frames. `same`: they are the previous walk's.
-std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::uintptr_t stack_hi,
-                 bool& same) noexcept {
+// (The frame comes as three words: a frame passed by value went through memory, as two 8-byte
+// stores and one 16-byte load, which stalled on store forwarding at every call.)
+std::size_t walk(walk_memo& m, std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
+                 std::size_t max, entry (*sets)[2], std::uintptr_t stack_hi, bool& same) noexcept {
+  frame f{pc, sp, rbp};
   same = false;
   if (m.stack_hi != stack_hi) {  // another stack (a fiber, a signal stack): nothing to reuse
     m.count = 0;
@@ -862,8 +876,10 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
     ++n;
     if (n == max || !step(sets, f, stack_hi, leaf_reads[n - 1])) {
       leaf_reads[n - 1] = reads_rare;
-      for (std::size_t i = 0; i < n; ++i) put_frame(m, i, leaf[i]);
-      std::memcpy(m.reads, leaf_reads, n * sizeof *leaf_reads);
+      for (std::size_t i = 0; i < n; ++i) {
+        put_frame(m, i, leaf[i]);
+        m.reads[i] = leaf_reads[i];
+      }
       m.count = n;
       hash_frames(m, n);
       return n;
@@ -878,12 +894,10 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
     // The previous walk's frames from j on become this walk's from n on.
     std::size_t keep = m.count - j;
     if (keep > max - n) keep = max - n;
-    if (n != j) {
-      std::memmove(m.pc + n, m.pc + j, keep * sizeof *m.pc);
-      std::memmove(m.sp + n, m.sp + j, keep * sizeof *m.sp);
-      std::memmove(m.rbp + n, m.rbp + j, keep * sizeof *m.rbp);
-      std::memmove(m.reads + n, m.reads + j, keep * sizeof *m.reads);
-      std::memmove(m.hash + n, m.hash + j, keep * sizeof *m.hash);
+    if (n < j) {
+      for (std::size_t i = 0; i < keep; ++i) move_frame(m, n + i, j + i);
+    } else if (n > j) {
+      for (std::size_t i = keep; i-- > 0;) move_frame(m, n + i, j + i);
     }
     const bool whole_tail = keep == m.count - j;
     m.count = n + keep;
@@ -893,8 +907,10 @@ std::size_t walk(walk_memo& m, frame f, std::size_t max, entry (*sets)[2], std::
   } else {
     put_frame(m, k, f);
   }
-  for (std::size_t i = 0; i < n; ++i) put_frame(m, i, leaf[i]);
-  std::memcpy(m.reads, leaf_reads, n * sizeof *leaf_reads);
+  for (std::size_t i = 0; i < n; ++i) {
+    put_frame(m, i, leaf[i]);
+    m.reads[i] = leaf_reads[i];
+  }
   // Frame k is right; step on from it (at the end of the previous walk: it stopped there).
   const std::size_t count = walk_on(m, k + 1, max, sets, stack_hi);
   same = same && count == previous_count;
@@ -940,17 +956,17 @@ std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t
   }
 }
 
-std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
+std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
                                 std::uintptr_t stack_hi, std::uint64_t* hash,
                                 bool* same_as_last) noexcept {
-  frame f{pc, sp, rbp};
   *same_as_last = false;
   *hash = stack_hash_seed;
-  if (cache == nullptr || max == 0 || stack_hi <= f.sp || f.pc == 0) return 0;
+  *out = nullptr;
+  if (cache == nullptr || max == 0 || stack_hi <= sp || pc == 0) return 0;
   if (max > memo_frames) max = memo_frames;
-  const std::size_t n = walk(cache->memo, f, max, cache->sets, stack_hi, *same_as_last);
-  std::memcpy(out, cache->memo.pc, n * sizeof *out);
+  const std::size_t n = walk(cache->memo, pc, sp, rbp, max, cache->sets, stack_hi, *same_as_last);
+  *out = cache->memo.pc;
   *hash = cache->memo.hash[0];
   return n;
 }

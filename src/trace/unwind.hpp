@@ -34,8 +34,9 @@ __attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::u
 // Frames of the thread's previous walk from here that provably did not change are reused rather
 // than stepped again, and so is the hash of their part of the stack. *hash is stack_hash of
 // out[0..n); *same_as_last says the whole stack is the previous walk's (with the same `max`, since
-// the last unwind_cache_clear).
-std::size_t unwind_capture_from(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
+// the last unwind_cache_clear). *out points into the cache (no copy): the addresses stay there
+// until the next call with the same cache.
+std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
                                 std::uintptr_t stack_hi, std::uint64_t* hash,
                                 bool* same_as_last) noexcept;

@@ -184,9 +184,11 @@ __attribute__((noinline)) void capture_from_own_frame(void* arg) {
   auto* c = static_cast<capture*>(arg);
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
+  const std::uintptr_t* ips = nullptr;
   c->n_ours = lt::unwind_capture_from(
-      t.cache, c->ours, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+      t.cache, &ips, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
       reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &c->hash, &c->same_as_last);
+  if (c->n_ours != 0) std::memcpy(c->ours, ips, c->n_ours * sizeof *ips);
   asm volatile("" ::: "memory");
 }
 
@@ -235,8 +237,10 @@ __attribute__((noinline)) void capture_from_and_direct(void* arg) {
   w->pc = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
   w->sp = reinterpret_cast<std::uintptr_t>(fa) + 16;
   w->rbp = fa[0];
-  w->from.n_ours = lt::unwind_capture_from(t.cache, w->from.ours, w->from.max, w->pc, w->sp, w->rbp,
+  const std::uintptr_t* ips = nullptr;
+  w->from.n_ours = lt::unwind_capture_from(t.cache, &ips, w->from.max, w->pc, w->sp, w->rbp,
                                            t.stack_hi, &w->from.hash, &w->from.same_as_last);
+  if (w->from.n_ours != 0) std::memcpy(w->from.ours, ips, w->from.n_ours * sizeof *ips);
   w->direct.n_ours = lt::unwind_capture(t.cache, w->direct.ours, w->direct.max, 0, 0, t.stack_hi);
   asm volatile("" ::: "memory");
 }
