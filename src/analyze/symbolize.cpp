@@ -10,8 +10,10 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
+#include <vector>
 
 namespace lowalloc::analyze::detail {
 
@@ -57,14 +59,54 @@ std::string die_name(Dwarf_Die* die, bool* qualified = nullptr) {
 
 }  // namespace
 
+// A compilation unit's address range, in the module's DWARF addresses.
+struct unit_range {
+  Dwarf_Addr lo;
+  Dwarf_Addr hi;
+  Dwarf_Die cu;
+};
+
 struct symbolizer::impl {
   struct session {
     std::unique_ptr<Dwfl, dwfl_deleter> dwfl;
     bool tried = false;
     std::unique_ptr<symbol_index> symbols;               // built on first use
     std::unordered_map<const char*, std::string> names;  // by libdwfl's name: as printed
+    bool units_read = false;
+    std::vector<unit_range> units;  // sorted by lo; read when .debug_aranges did not answer
   };
   std::unordered_map<std::size_t, session> sessions;
+
+  // The unit whose ranges hold pc, from the units' own DW_AT_low_pc/high_pc/ranges: clang
+  // writes no .debug_aranges unless asked (-gdwarf-aranges), and libdw 0.188 finds a unit by
+  // pc through that section only, so every frame of a clang-built program had no line and no
+  // inlined calls.
+  Dwarf_Die* unit_of(session& s, Dwfl_Module* mod, Dwarf_Addr pc, Dwarf_Addr* bias) {
+    if (!s.units_read) {
+      s.units_read = true;
+      Dwarf_Addr b = 0;
+      for (Dwarf_Die* cu = dwfl_module_nextcu(mod, nullptr, &b); cu != nullptr;
+           cu = dwfl_module_nextcu(mod, cu, &b)) {
+        Dwarf_Addr base = 0;
+        Dwarf_Addr lo = 0;
+        Dwarf_Addr hi = 0;
+        for (ptrdiff_t off = dwarf_ranges(cu, 0, &base, &lo, &hi); off > 0;
+             off = dwarf_ranges(cu, off, &base, &lo, &hi)) {
+          if (hi > lo) s.units.push_back(unit_range{lo, hi, *cu});
+        }
+      }
+      std::sort(s.units.begin(), s.units.end(),
+                [](const unit_range& x, const unit_range& y) { return x.lo < y.lo; });
+    }
+    if (dwfl_module_getdwarf(mod, bias) == nullptr) return nullptr;
+    const Dwarf_Addr at = pc - *bias;
+    auto it = std::upper_bound(s.units.begin(), s.units.end(), at,
+                               [](Dwarf_Addr a, const unit_range& u) { return a < u.lo; });
+    // Ranges of different units do not overlap; the one starting last at or below pc.
+    if (it == s.units.begin()) return nullptr;
+    --it;
+    return at < it->hi ? &it->cu : nullptr;
+  }
 
   // The ELF symbol at pc, demangled, without a symbol version ("name@@GLIBC_2.2.5").
   std::string symbol_name(session& s, Dwfl_Module* mod, Dwarf_Addr pc) {
@@ -122,13 +164,24 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
   std::string file;
   unsigned line = 0;
   Dwarf_Addr bias = 0;
-  if (Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias)) {
+  Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias);
+  const bool by_aranges = cu != nullptr;
+  if (cu == nullptr) cu = impl_->unit_of(module_session, mod, pc, &bias);
+  if (cu != nullptr) {
     // A line only from the unit that covers pc (else the nearest line of another unit).
-    if (Dwfl_Line* l = dwfl_module_getsrc(mod, pc)) {
+    if (by_aranges) {
+      if (Dwfl_Line* l = dwfl_module_getsrc(mod, pc)) {
+        int lineno = 0;
+        if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+          file = src;
+          line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
+        }
+      }
+    } else if (Dwarf_Line* l = dwarf_getsrc_die(cu, pc - bias)) {
       int lineno = 0;
-      if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+      if (const char* src = dwarf_linesrc(l, nullptr, nullptr)) {
         file = src;
-        line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
+        if (dwarf_lineno(l, &lineno) == 0 && lineno > 0) line = static_cast<unsigned>(lineno);
       }
     }
     // dwarf_getscopes continues an inlined instance with its abstract origin's scopes; the

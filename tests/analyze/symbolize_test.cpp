@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -124,18 +125,20 @@ std::vector<loaded_module> this_process_modules() {
   return mods;
 }
 
-// A trace writer with an open block that holds MODULE records for this process.
-trace_writer with_this_process_modules() {
+// A trace writer with an open block that holds MODULE records for this process; `main_path`,
+// when given, stands for the program's own file.
+trace_writer with_this_process_modules(const std::string& main_path = {}) {
   trace_writer w;
   w.block(1, 0);
   std::uint64_t id = 1;
   for (const loaded_module& m : this_process_modules())
-    w.module(1, id++, m.bias, m.path, m.segments);
+    w.module(1, id, m.bias, id == 1 && !main_path.empty() ? main_path : m.path, m.segments), ++id;
   return w;
 }
 
-analysis symbolize_stack(const std::vector<std::uint64_t>& ips, bool fold = true) {
-  trace_writer w = with_this_process_modules();
+analysis symbolize_stack(const std::vector<std::uint64_t>& ips, bool fold = true,
+                         const std::string& main_path = {}) {
+  trace_writer w = with_this_process_modules(main_path);
   w.stack(1, ips).alloc(2, 8, 0x100, 1).end_block();
   lowalloc::analyze::options o;
   o.fold_allocator = fold;
@@ -202,6 +205,38 @@ TEST(Symbolize, NestedInlinedCallsInCallerOrder) {
   EXPECT_EQ(st[2].function, "symtest::outer_of_two()");
   EXPECT_EQ(st[2].line, static_cast<unsigned>(symtest::outer2_call_line));
   EXPECT_FALSE(st[2].inlined);
+}
+
+TEST(Symbolize, AProgramWithoutDebugArangesHasItsLinesAndInlinedCalls) {
+  // clang writes no .debug_aranges unless asked, and libdw finds a unit by address through that
+  // section only: a copy of this test without it must symbolize as the test does.
+  char self[PATH_MAX];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = 0;
+  const std::string copy = ::testing::TempDir() + "symbolize_test_no_aranges";
+  const std::string command =
+      "objcopy --remove-section .debug_aranges '" + std::string(self) + "' '" + copy + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const std::string check = "readelf -S '" + copy + "' | grep -q debug_aranges";
+  ASSERT_NE(std::system(check.c_str()), 0) << "the copy still has .debug_aranges";
+
+  const std::uintptr_t ra = symtest::outer_of_two();
+  const analysis a = symbolize_stack({ra}, true, copy);
+  std::remove(copy.c_str());
+  ASSERT_EQ(a.sites.size(), 1u);
+  const lowalloc::analyze::frame_list& st = a.sites[0].stack;
+  ASSERT_EQ(st.size(), 3u);
+  EXPECT_EQ(st[0].function, "symtest::inlined_helper()");
+  EXPECT_EQ(st[0].line, static_cast<unsigned>(symtest::inlined_capture_line));
+  EXPECT_TRUE(ends_with(st[0].file, "symbolize_test.cpp")) << st[0].file;
+  EXPECT_TRUE(st[0].inlined);
+  EXPECT_EQ(st[1].function, "symtest::level2()");
+  EXPECT_EQ(st[1].line, static_cast<unsigned>(symtest::level2_call_line));
+  EXPECT_EQ(st[2].function, "symtest::outer_of_two()");
+  EXPECT_EQ(st[2].line, static_cast<unsigned>(symtest::outer2_call_line));
+  EXPECT_FALSE(st[2].inlined);
+  EXPECT_EQ(st[2].module, copy);
 }
 
 TEST(Symbolize, LibcFramesAreFoldedUnlessAskedNot) {
