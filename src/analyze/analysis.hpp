@@ -39,6 +39,9 @@ struct analysis {
   std::vector<stack_bucket> stack_sizes;  // per stack: see stack::first_size
   // The view the reports print: sorted by allocations, descending.
   std::vector<site> sites;
+  /// The operations sites name (site::op), each once; operations[0] is "other".
+  std::vector<operation> operations{operation{}};
+  const operation& operation_of(const site& s) const { return operations[s.op]; }
 
   /// The stacks shown as sites[i] (stack::site), in stack order.
   std::vector<std::uint32_t> site_stacks(std::size_t i) const {

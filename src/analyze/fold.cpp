@@ -117,8 +117,19 @@ std::string base_name(std::string_view s) {
         i += 2;
         continue;
       }
-      while (i < s.size() && s[i] != '\0' && std::strchr("+-*/%^&|~!=<>,[]", s[i]) != nullptr)
-        out += s[i++];
+      // The longest operator token: "operator+<char, ...>" is operator+ with template
+      // arguments, "operator<< <char>" is operator<<.
+      static constexpr std::string_view tokens[] = {
+          "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+          "--",  "+=",  "-=",  "*=",  "/=", "%=", "^=", "&=", "|=", "->", "[]", "+",  "-",
+          "*",   "/",   "%",   "^",   "&",  "|",  "~",  "!",  "=",  "<",  ">",  ","};
+      for (std::string_view t : tokens) {
+        if (s.compare(i, t.size(), t) == 0) {
+          out += t;
+          i += t.size();
+          break;
+        }
+      }
       continue;
     }
     if (top && s.compare(i, anon.size(), anon) == 0) {

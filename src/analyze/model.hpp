@@ -147,6 +147,17 @@ struct stack_bucket {
   std::uint64_t count = 0;
 };
 
+/// What allocated, in the words of the standard library (analyze/operation.hpp): `kind` is one
+/// of the names operation_kinds() lists ("other": no operation of a standard container or smart
+/// pointer was recognized), `container` the type the user wrote ("std::vector<std::string>",
+/// empty when the frames do not say), `member` the function the user called ("push_back",
+/// "operator[]", "basic_string" for a constructor; empty when not known).
+struct operation {
+  std::string kind = "other";
+  std::string container;
+  std::string member;
+};
+
 /// A call site: what the user sees, the stacks that look the same once allocator frames are
 /// folded (or, without folding, once symbolized) taken together (analysis::site_stacks()).
 struct site {
@@ -154,6 +165,7 @@ struct site {
   std::size_t folded_frames = 0;  // allocator-internal frames hidden from the top
   counters totals;
   size_counts sizes;
+  std::uint32_t op = 0;  // analysis::operations[op]: what allocated, from the site's main stack
 };
 
 /// An ELF object of the traced process as a MODULE record describes it.

@@ -5,6 +5,8 @@
 // and inlined flag), so grouping stacks into sites hashes short runs of integers, not text.
 #include "analyze/sites.hpp"
 
+#include "analyze/operation.hpp"
+
 #include "analyze/flat_map.hpp"
 #include "analyze/fold.hpp"
 #include "analyze/symbolize.hpp"
@@ -13,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -286,11 +289,36 @@ void build_sites(analysis& a, bool fold) {
   a.sites.resize(shown.size());
   for (std::size_t i = 0; i < shown.size(); ++i)
     a.sites[i].stack = frame_list(a.frames, shown[i].first, shown[i].second);
-  for (const stack& st : a.stacks) {
+  // Each site's operation, from its stack of most allocations (a site folds together the
+  // operations of one user line: an unordered_map's nodes and its buckets): the allocator frames
+  // and the one after them.
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<std::uint32_t> main_stack(a.sites.size(), none);
+  for (std::size_t si = 0; si < a.stacks.size(); ++si) {
+    const stack& st = a.stacks[si];
     if (st.totals.allocations == 0) continue;
     site& s = a.sites[st.site];
     s.folded_frames = std::max<std::size_t>(s.folded_frames, fold ? st.allocator_frames : 0);
     add_counters(s.totals, st.totals);
+    std::uint32_t& m = main_stack[st.site];
+    if (m == none || st.totals.allocations > a.stacks[m].totals.allocations)
+      m = static_cast<std::uint32_t>(si);
+  }
+  operation_classifier classifier(*a.frames);
+  a.operations.assign(1, operation{});
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> operation_index;
+  for (std::size_t i = 0; i < a.sites.size(); ++i) {
+    if (main_stack[i] == none) continue;
+    const stack& st = a.stacks[main_stack[i]];
+    const std::size_t n =
+        std::min<std::size_t>(std::size_t{st.allocator_frames} + 1, st.frame_count);
+    operation op = classifier.classify(a.frames->ids.data() + st.first_frame, n);
+    if (op.kind == "other" && op.container.empty() && op.member.empty()) continue;
+    const auto [it, added] =
+        operation_index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
+                                    static_cast<std::uint32_t>(a.operations.size()));
+    if (added) a.operations.push_back(std::move(op));
+    a.sites[i].op = it->second;
   }
 
   // Sorted by allocations, then bytes, descending, ties in the order first seen: the keys are

@@ -16,6 +16,7 @@ namespace {
 
 using analyze::frame_list;
 using analyze::frame_table;
+using analyze::operation;
 using analyze::process_info;
 
 void json_bucket(std::ostream& out, bool first, std::size_t b, std::uint64_t count) {
@@ -152,7 +153,7 @@ void json_histogram(site_writer& out, const size_counts& sizes) {
   out << "]";
 }
 
-void json_site(site_writer& out, const site& s, frame_numbers& numbers) {
+void json_site(site_writer& out, const site& s, const operation& op, frame_numbers& numbers) {
   const counters& c = s.totals;
   out << "    {\"allocations\": " << c.allocations << ", \"bytes_allocated\": " << c.bytes_allocated
       << ", \"frees\": " << c.frees << ", \"temporary\": " << c.temporary
@@ -160,6 +161,9 @@ void json_site(site_writer& out, const site& s, frame_numbers& numbers) {
       << ", \"bytes\": " << c.leaked_bytes << "}, \"peak\": {\"bytes\": " << c.peak_bytes
       << "},\n     \"histogram\": ";
   json_histogram(out, s.sizes);
+  out << ",\n     \"operation\": {\"kind\": \"" << op.kind
+      << "\", \"container\": " << (op.container.empty() ? "null" : json_string(op.container))
+      << ", \"member\": " << (op.member.empty() ? "null" : json_string(op.member)) << "}";
   out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames} << ", \"stack\": [";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
@@ -213,7 +217,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   for (std::size_t i = 0; i < sites.size(); ++i) {
     prefetch(sites, i);
     body << (i == 0 ? "\n" : ",\n");
-    json_site(body, *sites[i], numbers);
+    json_site(body, *sites[i], a.operation_of(*sites[i]), numbers);
     body.element_done();
   }
   body << (sites.empty() ? "],\n" : "\n  ],\n");

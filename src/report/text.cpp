@@ -1,6 +1,8 @@
 // The text report: a summary for people, then the top sites with their sizes and stacks.
 #include "report/common.hpp"
 
+#include "analyze/operation.hpp"
+
 #include <algorithm>
 #include <ostream>
 #include <utility>
@@ -149,6 +151,8 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
           << " bytes)";
     out << '\n';
     write_site_sizes(out, s);
+    if (const std::string via = analyze::operation_text(a.operation_of(s)); !via.empty())
+      out << "    via " << via << '\n';
     write_stack(out, s);
   }
 }

@@ -279,6 +279,17 @@ TEST(Fold, BaseName) {
                       "char const*)"),
             "std::operator<<");
   EXPECT_EQ(base_name("foo::operator()(int) const"), "foo::operator()");
+  // An operator template whose arguments follow with no space.
+  EXPECT_EQ(base_name("std::__cxx11::basic_string<char, std::char_traits<char>, "
+                      "std::allocator<char> > std::operator+<char, std::char_traits<char>, "
+                      "std::allocator<char> >(std::__cxx11::basic_string<char, "
+                      "std::char_traits<char>, std::allocator<char> > const&, char const*)"),
+            "std::operator+");
+  EXPECT_EQ(base_name("bool std::operator==<int>(std::optional<int> const&, int const&)"),
+            "std::operator==");
+  EXPECT_EQ(base_name("auto std::operator<=><int>(std::optional<int> const&, int const&)"),
+            "std::operator<=>");
+  EXPECT_EQ(base_name("A::operator<<=(int)"), "A::operator<<=");
   EXPECT_EQ(base_name("malloc"), "malloc");
   EXPECT_EQ(base_name("f() [clone .isra.0]"), "f");
 }

@@ -847,6 +847,62 @@ TEST_F(trace_test, hot_site_is_symbolized_to_its_function_and_file) {
   EXPECT_TRUE(found) << "make_strings (make_strings.cpp) not in the first frames:\n" << stack.str();
 }
 
+TEST_F(trace_test, each_site_names_the_standard_library_operation_that_allocated) {
+  traced t = trace("operations", {"100"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace, true);
+  struct expected_operation {
+    const char* function;  // the user's frame
+    std::uint64_t allocations;
+    const char* kind;
+    const char* container;
+    const char* member;
+  };
+  const expected_operation want[] = {
+      {"ops::vector_push_back(long)", 8, "vector_growth", "std::vector<int>", "push_back"},
+      {"ops::vector_of_strings_emplace_back(long)", 8, "vector_growth", "std::vector<std::string>",
+       "emplace_back"},
+      {"ops::vector_reserve(long)", 100, "vector_reserve", "std::vector<double>", "reserve"},
+      {"ops::vector_copy(long, std::vector<long, std::allocator<long> > const&)", 100,
+       "vector_copy", "std::vector<long>", "vector"},
+      {"ops::string_construction(long)", 100, "string_construction", "std::string", "basic_string"},
+      {"ops::string_append(long)", 3, "string_growth", "std::string", "operator+="},
+      {"ops::map_insert(long)", 100, "tree_node", "std::map<int, long>", "operator[]"},
+      {"ops::set_insert(long)", 100, "tree_node", "std::set<long>", "insert"},
+      {"ops::unordered_map_insert(long)", 104, "hash_node", "std::unordered_map<long, int>",
+       "operator[]"},
+      {"ops::list_push_back(long)", 100, "list_node", "std::list<long>", "push_back"},
+      {"ops::shared(long)", 100, "make_shared", "std::shared_ptr<long>", "make_shared"},
+      {"ops::unique(long)", 100, "make_unique", "std::unique_ptr<long>", "make_unique"},
+      {"ops::function_with_large_capture(long)", 100, "function_callable", "std::function",
+       "function"},
+  };
+  for (const expected_operation& w : want) {
+    const analyze::site* found = nullptr;
+    for (const analyze::site& s : a.sites)
+      if (!s.stack.empty() && s.stack[0].function == w.function &&
+          s.totals.allocations == w.allocations)
+        found = &s;
+    ASSERT_NE(found, nullptr) << "no site of " << w.allocations << " allocations at " << w.function;
+    const analyze::operation& op = a.operation_of(*found);
+    EXPECT_EQ(op.kind, w.kind) << w.function;
+    EXPECT_EQ(op.container, w.container) << w.function;
+    EXPECT_EQ(op.member, w.member) << w.function;
+  }
+  // The deque allocates its map and first chunk when made, a chunk per 512 bytes after.
+  bool map_seen = false;
+  bool chunk_seen = false;
+  for (const analyze::site& s : a.sites) {
+    if (s.stack.empty() || s.stack[0].function != "ops::deque_push_back(long)") continue;
+    const analyze::operation& op = a.operation_of(s);
+    EXPECT_EQ(op.container, "std::deque<long>");
+    map_seen = map_seen || op.kind == "deque_map";
+    chunk_seen = chunk_seen || (op.kind == "deque_chunk" && op.member == "push_back");
+  }
+  EXPECT_TRUE(map_seen);
+  EXPECT_TRUE(chunk_seen);
+}
+
 // ---------------------------------------------------------------------------------------------
 // lowalloc report
 
