@@ -279,6 +279,7 @@ const std::vector<operation_kind_info>& operation_kinds() {
       {"shared_ptr_control_block", "control block"},
       {"function_callable", "callable on the heap"},
       {"make_unique", "object"},
+      {"new", "a new-expression"},
       {"other", ""},
   };
   return kinds;
@@ -295,6 +296,8 @@ std::string operation_text(const operation& op) {
     const std::size_t open = op.container.find('<');
     text = "std::" + op.member;
     if (open != std::string::npos) text += op.container.substr(open);
+  } else if (op.kind == "new") {
+    return op.member + " (a new-expression)";
   } else if (op.kind == "string_concatenation" || op.kind == "to_string") {
     text = op.kind == "to_string" ? "std::to_string" : "std::string operator+";
   } else {
@@ -330,7 +333,8 @@ operation operation_classifier::classify(const std::uint32_t* ids, std::size_t n
     if (k == 0) {
       const frame& f = table_.frames[ids[i]];
       const frame_name name = name_of(f);
-      const bool part = family_of(name) != family::none ||
+      const bool part = family_of(name) != family::none || name.qualified == "operator new" ||
+                        name.qualified == "operator new[]" ||
                         in_header(f, {"/bits/std_function.h", "/__functional/function.h"}) ||
                         starts_with(name.cls, "std::_Function_base") ||
                         starts_with(name.cls, "std::__function::");
@@ -384,7 +388,18 @@ operation classify(const std::vector<const frame*>& frames) {
       }
     }
   }
-  if (fam == family::none) return op;
+  if (fam == family::none) {
+    // A new-expression of the program's own: operator new right under the frame after the
+    // allocator's (malloc from the program stays "other").
+    if (names.size() >= 2) {
+      const std::string& caller_of_user = names[names.size() - 2].qualified;
+      if (caller_of_user == "operator new" || caller_of_user == "operator new[]") {
+        op.kind = "new";
+        op.member = caller_of_user;
+      }
+    }
+    return op;
+  }
 
   const frame_name& n = names[outer];
   const frame& of = *n.f;

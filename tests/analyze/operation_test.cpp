@@ -354,6 +354,14 @@ const case_t libstdcxx_cases[] = {
      "std::string",
      "to_string"},
     {{{"malloc", ""}, {"parse(char const*)", "/src/parse.cpp"}}, "other", "", ""},
+    {{{"operator new(unsigned long)", ""}, {"Node::clone() const", "/src/node.cpp"}},
+     "new",
+     "",
+     "operator new"},
+    {{{"operator new[](unsigned long)", ""}, {"make_buffer(unsigned long)", "/src/buf.cpp"}},
+     "new",
+     "",
+     "operator new[]"},
 };
 
 TEST(Operation, LibcxxFramesOfEachOperation) {
@@ -410,6 +418,8 @@ TEST(Operation, TextNamesTheCallTheUserWrote) {
             "std::make_shared<long> (object and control block)");
   EXPECT_EQ(operation_text(operation{"vector_reserve", "std::vector<double>", "reserve"}),
             "std::vector<double>::reserve");
+  EXPECT_EQ(operation_text(operation{"new", "", "operator new[]"}),
+            "operator new[] (a new-expression)");
   EXPECT_EQ(operation_text(operation{}), "");
   // Every kind has a description.
   for (const auto& k : lowalloc::analyze::operation_kinds())

@@ -874,6 +874,7 @@ TEST_F(trace_test, each_site_names_the_standard_library_operation_that_allocated
       {"ops::list_push_back(long)", 100, "list_node", "std::list<long>", "push_back"},
       {"ops::shared(long)", 100, "make_shared", "std::shared_ptr<long>", "make_shared"},
       {"ops::unique(long)", 100, "make_unique", "std::unique_ptr<long>", "make_unique"},
+      {"ops::plain_new(long)", 100, "new", "", "operator new"},
       {"ops::function_with_large_capture(long)", 100, "function_callable", "std::function",
        "function"},
   };

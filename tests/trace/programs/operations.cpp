@@ -103,6 +103,15 @@ __attribute__((noinline)) void unique(long n) {
   }
 }
 
+__attribute__((noinline)) void plain_new(long n) {
+  for (long i = 0; i < n; ++i) {
+    long* p = new long(i);
+    __asm__ volatile("" : : "r"(p) : "memory");
+    sink = sink + *p;
+    delete p;
+  }
+}
+
 __attribute__((noinline)) void function_with_large_capture(long n) {
   long a = sink, b = sink + 1, c = sink + 2;
   for (long i = 0; i < n; ++i) {
@@ -129,6 +138,7 @@ int main(int argc, char** argv) {
   ops::deque_push_back(n);
   ops::shared(n);
   ops::unique(n);
+  ops::plain_new(n);
   ops::function_with_large_capture(n);
   std::printf("%ld\n", static_cast<long>(ops::sink));
   return 0;
