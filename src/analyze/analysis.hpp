@@ -42,6 +42,11 @@ struct analysis {
   /// The operations sites name (site::op), each once; operations[0] is "other".
   std::vector<operation> operations{operation{}};
   const operation& operation_of(const site& s) const { return operations[s.op]; }
+  /// Each site's operations with their allocations, most first: sites[i]'s are
+  /// site_operations[site_operation_first[i], site_operation_first[i + 1]); the first is
+  /// sites[i].op.
+  std::vector<site_operation> site_operations;
+  std::vector<std::uint32_t> site_operation_first;
 
   /// The stacks shown as sites[i] (stack::site), in stack order.
   std::vector<std::uint32_t> site_stacks(std::size_t i) const {

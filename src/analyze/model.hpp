@@ -158,6 +158,12 @@ struct operation {
   std::string member;
 };
 
+/// One of a site's operations: analysis::operations[op], made `allocations` of the site's.
+struct site_operation {
+  std::uint32_t op = 0;
+  std::uint64_t allocations = 0;
+};
+
 /// A call site: what the user sees, the stacks that look the same once allocator frames are
 /// folded (or, without folding, once symbolized) taken together (analysis::site_stacks()).
 struct site {
@@ -165,7 +171,7 @@ struct site {
   std::size_t folded_frames = 0;  // allocator-internal frames hidden from the top
   counters totals;
   size_counts sizes;
-  std::uint32_t op = 0;  // analysis::operations[op]: what allocated, from the site's main stack
+  std::uint32_t op = 0;  // analysis::operations[op]: what made most of its allocations
 };
 
 /// An ELF object of the traced process as a MODULE record describes it.

@@ -289,36 +289,11 @@ void build_sites(analysis& a, bool fold) {
   a.sites.resize(shown.size());
   for (std::size_t i = 0; i < shown.size(); ++i)
     a.sites[i].stack = frame_list(a.frames, shown[i].first, shown[i].second);
-  // Each site's operation, from its stack of most allocations (a site folds together the
-  // operations of one user line: an unordered_map's nodes and its buckets): the allocator frames
-  // and the one after them.
-  constexpr std::uint32_t none = ~std::uint32_t{0};
-  std::vector<std::uint32_t> main_stack(a.sites.size(), none);
-  for (std::size_t si = 0; si < a.stacks.size(); ++si) {
-    const stack& st = a.stacks[si];
+  for (const stack& st : a.stacks) {
     if (st.totals.allocations == 0) continue;
     site& s = a.sites[st.site];
     s.folded_frames = std::max<std::size_t>(s.folded_frames, fold ? st.allocator_frames : 0);
     add_counters(s.totals, st.totals);
-    std::uint32_t& m = main_stack[st.site];
-    if (m == none || st.totals.allocations > a.stacks[m].totals.allocations)
-      m = static_cast<std::uint32_t>(si);
-  }
-  operation_classifier classifier(*a.frames);
-  a.operations.assign(1, operation{});
-  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> operation_index;
-  for (std::size_t i = 0; i < a.sites.size(); ++i) {
-    if (main_stack[i] == none) continue;
-    const stack& st = a.stacks[main_stack[i]];
-    const std::size_t n =
-        std::min<std::size_t>(std::size_t{st.allocator_frames} + 1, st.frame_count);
-    operation op = classifier.classify(a.frames->ids.data() + st.first_frame, n);
-    if (op.kind == "other" && op.container.empty() && op.member.empty()) continue;
-    const auto [it, added] =
-        operation_index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
-                                    static_cast<std::uint32_t>(a.operations.size()));
-    if (added) a.operations.push_back(std::move(op));
-    a.sites[i].op = it->second;
   }
 
   // Sorted by allocations, then bytes, descending, ties in the order first seen: the keys are
@@ -364,6 +339,67 @@ void build_sites(analysis& a, bool fold) {
   for (std::size_t i = 0, begin = 0; i < a.sites.size(); begin = next[i++])
     merge_buckets(by_site.begin() + static_cast<std::ptrdiff_t>(begin),
                   by_site.begin() + static_cast<std::ptrdiff_t>(next[i]), a.sites[i].sizes);
+
+  name_operations(a);
+}
+
+void name_operations(analysis& a) {
+  // Each stack's operation (the allocator frames and the one after them), interned, added to
+  // its site's. A site folds together the operations of one line (a push_back that grows the
+  // vector and the copy of the element it stores), but most sites have one: it is kept with the
+  // site, and only a second one goes to a list of the site's others.
+  operation_classifier classifier(*a.frames);
+  a.operations.assign(1, operation{});
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> index;
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<site_operation> first_of(a.sites.size(), site_operation{none, 0});
+  std::unordered_map<std::uint32_t, std::vector<site_operation>> others;
+  for (const stack& st : a.stacks) {
+    if (st.totals.allocations == 0) continue;
+    const std::size_t n =
+        std::min<std::size_t>(std::size_t{st.allocator_frames} + 1, st.frame_count);
+    operation op = classifier.classify(a.frames->ids.data() + st.first_frame, n);
+    std::uint32_t id = 0;
+    if (!(op.kind == "other" && op.container.empty() && op.member.empty())) {
+      const auto [it, added] = index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
+                                                 static_cast<std::uint32_t>(a.operations.size()));
+      if (added) a.operations.push_back(std::move(op));
+      id = it->second;
+    }
+    site_operation& f = first_of[st.site];
+    if (f.op == none || f.op == id) {
+      f.op = id;
+      f.allocations += st.totals.allocations;
+      continue;
+    }
+    std::vector<site_operation>& more = others[st.site];
+    auto it =
+        std::find_if(more.begin(), more.end(), [&](const site_operation& o) { return o.op == id; });
+    if (it == more.end())
+      more.push_back(site_operation{id, st.totals.allocations});
+    else
+      it->allocations += st.totals.allocations;
+  }
+  // Each site's list, most allocations first.
+  std::vector<std::uint32_t>& first = a.site_operation_first;
+  std::vector<site_operation>& out = a.site_operations;
+  first.assign(a.sites.size() + 1, 0);
+  out.clear();
+  out.reserve(a.sites.size() + others.size());
+  for (std::size_t i = 0; i < a.sites.size(); ++i) {
+    first[i] = static_cast<std::uint32_t>(out.size());
+    if (first_of[i].op == none) continue;
+    out.push_back(first_of[i]);
+    if (auto it = others.find(static_cast<std::uint32_t>(i)); it != others.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      std::stable_sort(out.begin() + first[i], out.end(),
+                       [](const site_operation& x, const site_operation& y) {
+                         return x.allocations > y.allocations;
+                       });
+    }
+    a.sites[i].op = out[first[i]].op;
+  }
+  first[a.sites.size()] = static_cast<std::uint32_t>(out.size());
 }
 
 }  // namespace lowalloc::analyze

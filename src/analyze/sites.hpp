@@ -22,6 +22,10 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
 /// then bytes, descending; sets each stack's `site`.
 void build_sites(analysis& a, bool fold);
 
+/// Names the standard-library operation of each stack and gives each site its operations
+/// (a.operations, a.site_operations, site::op); build_sites calls it.
+void name_operations(analysis& a);
+
 }  // namespace lowalloc::analyze
 
 #endif

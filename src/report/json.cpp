@@ -153,7 +153,7 @@ void json_histogram(site_writer& out, const size_counts& sizes) {
   out << "]";
 }
 
-void json_site(site_writer& out, const site& s, const operation& op, frame_numbers& numbers) {
+void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers& numbers) {
   const counters& c = s.totals;
   out << "    {\"allocations\": " << c.allocations << ", \"bytes_allocated\": " << c.bytes_allocated
       << ", \"frees\": " << c.frees << ", \"temporary\": " << c.temporary
@@ -161,9 +161,19 @@ void json_site(site_writer& out, const site& s, const operation& op, frame_numbe
       << ", \"bytes\": " << c.leaked_bytes << "}, \"peak\": {\"bytes\": " << c.peak_bytes
       << "},\n     \"histogram\": ";
   json_histogram(out, s.sizes);
-  out << ",\n     \"operation\": {\"kind\": \"" << op.kind
-      << "\", \"container\": " << (op.container.empty() ? "null" : json_string(op.container))
-      << ", \"member\": " << (op.member.empty() ? "null" : json_string(op.member)) << "}";
+  out << ",\n     \"operations\": [";
+  const std::size_t i = static_cast<std::size_t>(&s - a.sites.data());
+  if (i + 1 < a.site_operation_first.size()) {
+    for (std::size_t k = a.site_operation_first[i]; k < a.site_operation_first[i + 1]; ++k) {
+      const analyze::site_operation& so = a.site_operations[k];
+      const operation& op = a.operations[so.op];
+      out << (k == a.site_operation_first[i] ? "" : ", ") << "{\"kind\": \"" << op.kind
+          << "\", \"container\": " << (op.container.empty() ? "null" : json_string(op.container))
+          << ", \"member\": " << (op.member.empty() ? "null" : json_string(op.member))
+          << ", \"allocations\": " << so.allocations << "}";
+    }
+  }
+  out << "]";
   out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames} << ", \"stack\": [";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
@@ -217,7 +227,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   for (std::size_t i = 0; i < sites.size(); ++i) {
     prefetch(sites, i);
     body << (i == 0 ? "\n" : ",\n");
-    json_site(body, *sites[i], a.operation_of(*sites[i]), numbers);
+    json_site(body, *sites[i], a, numbers);
     body.element_done();
   }
   body << (sites.empty() ? "],\n" : "\n  ],\n");

@@ -33,6 +33,34 @@ void write_site_sizes(std::ostream& out, const site& s) {
   out << '\n';
 }
 
+// "via OPERATION" when one made the site's allocations; several: each with its share, most
+// first, at most three ("other": no standard-library operation).
+void write_site_operations(std::ostream& out, const analysis& a, const site& s) {
+  const std::size_t i = static_cast<std::size_t>(&s - a.sites.data());
+  if (i + 1 >= a.site_operation_first.size()) return;
+  const std::size_t begin = a.site_operation_first[i];
+  const std::size_t end = a.site_operation_first[i + 1];
+  if (end - begin == 1) {
+    if (const std::string via = analyze::operation_text(a.operations[a.site_operations[begin].op]);
+        !via.empty())
+      out << "    via " << via << '\n';
+    return;
+  }
+  constexpr std::size_t shown = 3;
+  out << "    via ";
+  std::uint64_t rest = s.totals.allocations;
+  for (std::size_t k = begin; k < end && k < begin + shown; ++k) {
+    const analyze::site_operation& so = a.site_operations[k];
+    const std::string text = analyze::operation_text(a.operations[so.op]);
+    out << (k == begin ? "" : ", ") << (text.empty() ? "other" : text) << ' '
+        << percent(so.allocations, s.totals.allocations);
+    rest -= so.allocations;
+  }
+  if (end - begin > shown)
+    out << ", " << end - begin - shown << " more " << percent(rest, s.totals.allocations);
+  out << '\n';
+}
+
 void write_stack(std::ostream& out, const site& s) {
   constexpr std::size_t shown = 8;
   if (s.stack.empty()) {
@@ -151,8 +179,7 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
           << " bytes)";
     out << '\n';
     write_site_sizes(out, s);
-    if (const std::string via = analyze::operation_text(a.operation_of(s)); !via.empty())
-      out << "    via " << via << '\n';
+    write_site_operations(out, a, s);
     write_stack(out, s);
   }
 }

@@ -890,6 +890,19 @@ TEST_F(trace_test, each_site_names_the_standard_library_operation_that_allocated
     EXPECT_EQ(op.container, w.container) << w.function;
     EXPECT_EQ(op.member, w.member) << w.function;
   }
+  // The unordered_map's line makes its nodes and its bucket arrays: one site, two operations,
+  // the nodes first.
+  for (std::size_t i = 0; i < a.sites.size(); ++i) {
+    const analyze::site& s = a.sites[i];
+    if (s.stack.empty() || s.stack[0].function != "ops::unordered_map_insert(long)") continue;
+    ASSERT_EQ(a.site_operation_first[i + 1] - a.site_operation_first[i], 2u);
+    const analyze::site_operation& nodes = a.site_operations[a.site_operation_first[i]];
+    const analyze::site_operation& buckets = a.site_operations[a.site_operation_first[i] + 1];
+    EXPECT_EQ(a.operations[nodes.op].kind, "hash_node");
+    EXPECT_EQ(nodes.allocations, 100u);
+    EXPECT_EQ(a.operations[buckets.op].kind, "hash_buckets");
+    EXPECT_EQ(buckets.allocations, 4u);  // 1, 3, 7 buckets... as 100 keys arrive
+  }
   // The deque allocates its map and first chunk when made, a chunk per 512 bytes after.
   bool map_seen = false;
   bool chunk_seen = false;
