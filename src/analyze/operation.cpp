@@ -390,8 +390,10 @@ operation classify(const std::vector<const frame*>& frames) {
   }
   if (fam == family::none) {
     // A new-expression of the program's own: operator new right under the frame after the
-    // allocator's (malloc from the program stays "other").
-    if (names.size() >= 2) {
+    // allocator's (malloc from the program stays "other"). Only where that frame has debug
+    // information: without it, the standard library's members inlined into it (a push_back, a
+    // map insertion) do not show, and operator new under it says nothing.
+    if (names.size() >= 2 && !names.back().f->file.empty()) {
       const std::string& caller_of_user = names[names.size() - 2].qualified;
       if (caller_of_user == "operator new" || caller_of_user == "operator new[]") {
         op.kind = "new";
@@ -433,6 +435,10 @@ operation classify(const std::vector<const frame*>& frames) {
         op.kind = takes_own_type(of, class_text(of)) ? "string_copy" : "string_construction";
       else if (n.member == "operator=" || n.member == "assign")
         op.kind = takes_own_type(of, class_text(of)) ? "string_copy" : "string_growth";
+      else if (n.member == "_M_assign")  // libstdc++'s copy assignment, exported
+        op.kind = "string_copy";
+      else if (n.member == "_M_construct" || n.member == "__init")  // the constructor inlined
+        op.kind = "string_construction";
       else
         op.kind = "string_growth";  // push_back, append, +=, insert, replace, resize, reserve
       break;

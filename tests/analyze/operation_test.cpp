@@ -362,6 +362,18 @@ const case_t libstdcxx_cases[] = {
      "new",
      "",
      "operator new[]"},
+    {{{"operator new(unsigned long)", ""},
+      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+       ">::_M_assign(std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> > const&)",
+       ""},
+      {"cmMakefile::AddDefinition()", ""}},
+     "string_copy",
+     "std::string",
+     "_M_assign"},
+    // Without debug information, inlined members of the standard library would not show: operator
+    // new under a function says nothing of what called it.
+    {{{"operator new(unsigned long)", ""}, {"cmState::AddCacheEntry()", ""}}, "other", "", ""},
 };
 
 TEST(Operation, LibcxxFramesOfEachOperation) {
