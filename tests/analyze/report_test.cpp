@@ -512,18 +512,27 @@ TEST(Report, Folded) {
   }
 }
 
+// The analysis of a synthetic trace, and its JSON report.
+analysis analyzed_without_symbols(trace_writer& w) {
+  lowalloc::analyze::options o;
+  o.symbolize = false;
+  return lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+}
+
+json json_report(const analysis& a, const report_options& ro) {
+  std::ostringstream out;
+  lowalloc::report::write_json(out, a, ro);
+  return parse_json(out.str());
+}
+
 TEST(Report, AnalyzedTraceRoundTrip) {
   // The whole path on a synthetic trace: counts in JSON match the analysis.
   trace_writer w;
   w.block(1, 0).process(7, 1, 0, "/bin/x", {"x"}).stack(1, {0x1000}).stack(2, {0x2000});
   for (std::uint64_t i = 0; i < 100; ++i) w.alloc(1 + 2 * i, 16, 0x100, 1).free(2 + 2 * i, 0x100);
   w.alloc(300, 1000, 0x5000, 2).end(301).end_block();
-  lowalloc::analyze::options o;
-  o.symbolize = false;
-  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
-  std::ostringstream out;
-  lowalloc::report::write_json(out, a, report_options{});
-  const json j = parse_json(out.str());
+  const analysis a = analyzed_without_symbols(w);
+  const json j = json_report(a, report_options{});
   EXPECT_EQ(j["allocations"].n, 101);
   EXPECT_EQ(j["temporary"].n, 100);
   EXPECT_EQ(j["leaked"]["bytes"].n, 1000);
@@ -545,12 +554,8 @@ TEST(Report, JsonFramesAreWrittenOnceAndSitesNumberThem) {
       w.alloc(t, 16, 0x100, static_cast<std::uint64_t>(stack)).free(t + 1, 0x100);
   }
   w.end(t).end_block();
-  lowalloc::analyze::options o;
-  o.symbolize = false;
-  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
-  std::ostringstream out;
-  lowalloc::report::write_json(out, a, report_options{});
-  const json j = parse_json(out.str());
+  const analysis a = analyzed_without_symbols(w);
+  const json j = json_report(a, report_options{});
   EXPECT_EQ(j["format_version"].n, 2);
   const json& sites = j["sites"];
   ASSERT_EQ(sites.items.size(), 3u);
@@ -573,9 +578,7 @@ TEST(Report, JsonFramesAreWrittenOnceAndSitesNumberThem) {
   // --top 1: the frames of the printed site only.
   report_options top;
   top.top = 1;
-  std::ostringstream one;
-  lowalloc::report::write_json(one, a, top);
-  const json k = parse_json(one.str());
+  const json k = json_report(a, top);
   ASSERT_EQ(k["sites"].items.size(), 1u);
   EXPECT_EQ(k["frames"].items.size(), 2u);
 }
