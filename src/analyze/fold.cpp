@@ -80,6 +80,30 @@ bool in_lowalloc_header(std::string_view file) noexcept {
   return ends_with(dir, "/lowalloc") || dir == "lowalloc";
 }
 
+// What lowalloc's headers define in namespace lowalloc, the first name after "lowalloc::":
+// without line information, a frame is lowalloc's own only under one of these names.
+constexpr std::string_view lowalloc_names[] = {
+    "detail",          "pmr",
+    "small_vector",    "small_vector_base",
+    "inplace_vector",  "basic_string",
+    "small_storage",   "fixed_storage",
+    "arena",           "arena_base",
+    "arena_allocator", "pool",
+    "pool_allocator",  "synchronized_pool",
+    "operator+",       "getline",
+    "operator>>",      "swap",
+    "erase",           "erase_if",
+};
+
+bool lowalloc_name(std::string_view name) noexcept {
+  constexpr std::string_view ns = "lowalloc::";
+  if (!starts_with(name, ns)) return false;
+  name.remove_prefix(ns.size());
+  std::size_t end = 0;
+  while (end < name.size() && name.compare(end, 2, "::") != 0) ++end;
+  return one_of(name.substr(0, end), lowalloc_names);
+}
+
 }  // namespace
 
 std::string base_name(std::string_view s) {
@@ -185,8 +209,10 @@ bool is_allocator_frame(const frame& f) {
       starts_with(name, "__cxxabiv1::"))
     return true;
   // lowalloc's containers, by where they are defined: a user's own code in a namespace of that
-  // name, in a file of theirs, stays (without line information the name decides).
-  if (starts_with(name, "lowalloc::") && (f.file.empty() || in_lowalloc_header(f.file)))
+  // name, in a file of theirs, stays. Without line information, the names lowalloc's headers
+  // define decide (lowalloc's own tool, built without -g, keeps its lowalloc::analyze frames).
+  if (starts_with(name, "lowalloc::") &&
+      (f.file.empty() ? lowalloc_name(name) : in_lowalloc_header(f.file)))
     return true;
   if (starts_with(f.file, "/usr/include/c++/") ||
       f.file.find("/include/c++/v1/") != std::string::npos)
