@@ -45,6 +45,12 @@ struct recorded_stacks {
   std::vector<location> locations;    // each distinct (address, module) once
 };
 
+/// The key of a block that the trace names by its stream and allocation ordinal, not its
+/// address (freed within its block, or kept past it): above every address.
+constexpr std::uint64_t ordinal_key(std::uint32_t thread, std::uint64_t ordinal) noexcept {
+  return std::uint64_t{1} << 63 | std::uint64_t{thread} << 40 | (ordinal & ((1ull << 40) - 1));
+}
+
 struct alloc_event {
   std::uint32_t thread = 0;  // the stream, numbered in order of its first block
   std::uint64_t tick = 0;
@@ -53,6 +59,10 @@ struct alloc_event {
   std::uint32_t stack = 0;    // into recorded_stacks::stacks
   std::uint64_t address = 0;  // 0: not in the trace (freed within its block, or lost)
   bool lost = false;          // its free was not recorded: it is never live
+  // Which block this is while it lives: its address, or ordinal_key() when the trace names it by
+  // ordinal (on_rekey gives its address later, if it gets one); 0 when lost. The free_event or
+  // forgotten_event that ends the block carries the same key.
+  std::uint64_t key = 0;
 };
 
 struct free_event {
@@ -65,12 +75,14 @@ struct free_event {
   std::uint32_t stack = 0;
   std::uint32_t alloc_thread = 0;
   bool temporary = false;  // freed before its thread allocated anything else
+  std::uint64_t key = 0;   // the allocation's alloc_event::key (when matched)
 };
 
 /// A live block whose free was not recorded: its address was handed out again.
 struct forgotten_event {
   std::uint64_t size = 0;
   std::uint32_t stack = 0;
+  std::uint64_t key = 0;  // its alloc_event::key
 };
 
 struct time_event {
@@ -109,6 +121,9 @@ class event_sink {
   virtual void on_alloc(const alloc_event&) {}
   virtual void on_free(const free_event&) {}
   virtual void on_forgotten(const forgotten_event&) {}
+  /// A live block known by ordinal_key `from` is known by its address `to` from here on (a LIVE
+  /// record, written before a second thread may free it).
+  virtual void on_rekey(std::uint64_t /*from*/, std::uint64_t /*to*/) {}
 };
 
 }  // namespace lowalloc::analyze

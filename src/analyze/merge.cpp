@@ -609,10 +609,12 @@ void event_merge::state::process_alloc(stream& s) {
       live_block dropped{};
       if (slot.dropped != 0 && s.kept.erase(slot.dropped - 1, dropped)) {
         // It received the address of a kept block whose FREE was not recorded.
-        const forgotten_event f{dropped.size, dropped.stack};
+        const forgotten_event f{dropped.size, dropped.stack,
+                                ordinal_key(s.index, slot.dropped - 1)};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       const std::uint64_t ordinal = s.ordinal_base + s.slot;
+      e.key = ordinal_key(s.index, ordinal);
       bool inserted = false;
       s.kept.get(ordinal, inserted) = live_block{s.size, s.stack, s.index};
       s.has_last_alloc = false;
@@ -626,6 +628,7 @@ void event_merge::state::process_alloc(stream& s) {
       s.has_last_alloc = false;
       break;
     case slot_state::local:
+      e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
       slot.size = s.size;
       slot.stack = s.stack;
       s.has_last_alloc = false;
@@ -635,13 +638,14 @@ void event_merge::state::process_alloc(stream& s) {
       live_block& b = live_.get(slot.addr, inserted);
       if (!inserted) {
         // The address is live already: its FREE was not recorded. The old block goes, uncounted.
-        const forgotten_event f{b.size, b.stack};
+        const forgotten_event f{b.size, b.stack, slot.addr};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       b = live_block{s.size, s.stack, s.index};
       s.has_last_alloc = true;
       s.last_alloc = slot.addr;
       e.address = slot.addr;
+      e.key = slot.addr;
       break;
     }
   }
@@ -657,6 +661,7 @@ void event_merge::state::process_free_local(stream& s) {
   e.size = slot.size;
   e.stack = slot.stack;
   e.alloc_thread = s.index;
+  e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
   // The stream's latest allocation: nothing allocated in between. A free of an earlier one
   // leaves the latest as it is (it may be freed next, in a later block, with its address).
   e.temporary = s.latest;
@@ -673,6 +678,7 @@ void event_merge::state::process_free_kept(stream& s) {
     e.size = b.size;
     e.stack = b.stack;
     e.alloc_thread = s.index;
+    e.key = ordinal_key(s.index, s.slot);
     if (s.has_last_kept && s.last_kept == s.slot) {
       e.temporary = true;
       s.has_last_kept = false;
@@ -692,10 +698,11 @@ void event_merge::state::process_live(stream& s) {
     bool inserted = false;
     live_block& b = live_.get(addr, inserted);
     if (!inserted) {
-      const forgotten_event f{b.size, b.stack};
+      const forgotten_event f{b.size, b.stack, addr};
       for (event_sink* sink : sinks_) sink->on_forgotten(f);
     }
     b = kept;
+    for (event_sink* sink : sinks_) sink->on_rekey(ordinal_key(s.index, s.scratch[i]), addr);
     if (s.has_last_kept && s.last_kept == s.scratch[i]) {
       s.has_last_kept = false;
       s.has_last_alloc = true;
@@ -727,6 +734,7 @@ void event_merge::state::process_free(stream& s) {
     e.size = b.size;
     e.stack = b.stack;
     e.alloc_thread = b.stream;
+    e.key = s.addr;
     if (b.stream == s.index && s.has_last_alloc && s.last_alloc == s.addr) {
       e.temporary = true;
       s.has_last_alloc = false;

@@ -1,10 +1,12 @@
-// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]`:
+// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]
+// [--objects]`:
 // reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
 // 1 usage error, 2 the file cannot be read or is damaged (then what could be read is printed
 // first).
 #include "cli/commands.hpp"
 
 #include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
 #include "report/common.hpp"
 #include "report/report.hpp"
 
@@ -53,6 +55,9 @@ std::string usage_text() {
       "  --no-symbols       addresses and modules only (no debug info is read)\n"
       "  --no-fold          keep allocator-internal frames (malloc, operator new,\n"
       "                     std::allocator, container growth functions)\n"
+      "  --objects          follow each object through its allocations (a vector's\n"
+      "                     growth is one object): per site, allocations per object,\n"
+      "                     lifetimes, last block sizes, objects alive at once\n"
       "  -h, --help         this help\n";
   return text;
 }
@@ -70,6 +75,7 @@ int report_main(int argc, char** argv) {
   report::report_options ro;
   bool top_given = false;
   analyze::options opts;
+  bool objects = false;
 
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -118,6 +124,8 @@ int report_main(int argc, char** argv) {
       opts.symbolize = false;
     } else if (arg == "--no-fold") {
       opts.fold_allocator = false;
+    } else if (arg == "--objects") {
+      objects = true;
     } else if (arg == "--format" || arg == "--top" || arg == "--sort") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-' && !has_value) {
@@ -133,8 +141,17 @@ int report_main(int argc, char** argv) {
   ro.trace_name = file;
 
   analyze::analysis a;
+  analyze::object_tracker tracker;
+  std::vector<analyze::object_counts> by_site;
   try {
-    a = analyze::analyze_file(file, opts);
+    if (objects) {
+      a = analyze::analyze_file(file, opts, {&tracker});
+      tracker.finish();
+      by_site = tracker.by_site(a);
+      ro.objects = &by_site;
+    } else {
+      a = analyze::analyze_file(file, opts);
+    }
   } catch (const analyze::trace_error& e) {
     std::cerr << "lowalloc report: " << file << ": " << e.what() << '\n';
     return 2;

@@ -153,7 +153,35 @@ void json_histogram(site_writer& out, const size_counts& sizes) {
   out << "]";
 }
 
-void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers& numbers) {
+void json_objects(site_writer& out, const analyze::object_counts& o) {
+  using analyze::object_counts;
+  out << ",\n     \"objects\": {\"count\": " << o.objects << ", \"allocations\": " << o.allocations
+      << ", \"alive_at_end\": " << o.alive_at_end << ", \"max_alive\": " << o.max_alive
+      << ", \"allocations_per_object\": [";
+  bool first = true;
+  for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
+    if (o.by_allocations[k] == 0) continue;
+    out << (first ? "" : ", ") << "{\"min\": " << object_counts::allocation_class_min(k)
+        << ", \"max\": ";
+    if (object_counts::allocation_class_max(k) == 0)
+      out << "null";
+    else
+      out << object_counts::allocation_class_max(k);
+    out << ", \"count\": " << o.by_allocations[k] << "}";
+    first = false;
+  }
+  out << "],\n      \"lifetime\": {\"temporary\": " << o.by_lifetime[0]
+      << ", \"under_16\": " << o.by_lifetime[1] << ", \"under_256\": " << o.by_lifetime[2]
+      << ", \"under_4096\": " << o.by_lifetime[3] << ", \"longer\": " << o.by_lifetime[4]
+      << ", \"alive_at_end\": " << o.by_lifetime[5] << "},\n      \"first_sizes\": ";
+  json_histogram(out, o.first_sizes);
+  out << ", \"final_sizes\": ";
+  json_histogram(out, o.final_sizes);
+  out << "}";
+}
+
+void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers& numbers,
+               const report_options& ro) {
   const counters& c = s.totals;
   out << "    {\"allocations\": " << c.allocations << ", \"bytes_allocated\": " << c.bytes_allocated
       << ", \"frees\": " << c.frees << ", \"temporary\": " << c.temporary
@@ -174,6 +202,7 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
     }
   }
   out << "]";
+  if (ro.objects != nullptr) json_objects(out, (*ro.objects)[i]);
   out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames} << ", \"stack\": [";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
@@ -227,7 +256,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   for (std::size_t i = 0; i < sites.size(); ++i) {
     prefetch(sites, i);
     body << (i == 0 ? "\n" : ",\n");
-    json_site(body, *sites[i], a, numbers);
+    json_site(body, *sites[i], a, numbers, ro);
     body.element_done();
   }
   body << (sites.empty() ? "],\n" : "\n  ],\n");

@@ -12,6 +12,7 @@
 #define LOWALLOC_SRC_REPORT_REPORT_HPP
 
 #include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,8 @@ struct report_options {
   sort_key sort = sort_key::allocations;
   std::size_t top = std::numeric_limits<std::size_t>::max();  // sites shown; max: all
   std::string trace_name;  // the file name printed in the text report's first line
+  /// Per site (analysis::sites), its objects (`report --objects`); nullptr: not shown.
+  const std::vector<analyze::object_counts>* objects = nullptr;
 };
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);

@@ -61,6 +61,48 @@ void write_site_operations(std::ostream& out, const analysis& a, const site& s) 
   out << '\n';
 }
 
+// "objects N, A allocations each (1: x %, ...)" and their lifetimes (report --objects).
+void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
+  using analyze::object_counts;
+  if (o.objects == 0) return;
+  out << "    objects " << thousands(o.objects) << ", "
+      << fixed(static_cast<double>(o.allocations) / static_cast<double>(o.objects), 2)
+      << " allocations each (";
+  bool first = true;
+  for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
+    if (o.by_allocations[k] == 0) continue;
+    const std::uint64_t lo = object_counts::allocation_class_min(k);
+    const std::uint64_t hi = object_counts::allocation_class_max(k);
+    out << (first ? "" : ", ") << lo
+        << (hi == lo  ? ""
+            : hi == 0 ? "+"
+                      : ".." + std::to_string(hi))
+        << ": " << percent(o.by_allocations[k], o.objects);
+    first = false;
+  }
+  out << "), at most " << thousands(o.max_alive) << " alive at once\n";
+  static constexpr const char* lifetimes[object_counts::lifetime_classes] = {
+      "temporary", "1..15", "16..255", "256..4095", "4096+", "alive at the end"};
+  out << "    lifetime in allocations of their thread: ";
+  first = true;
+  for (std::size_t k = 0; k < object_counts::lifetime_classes; ++k) {
+    if (o.by_lifetime[k] == 0) continue;
+    out << (first ? "" : ", ") << lifetimes[k] << ' ' << percent(o.by_lifetime[k], o.objects);
+    first = false;
+  }
+  out << "; last block ";
+  std::vector<std::pair<std::uint64_t, std::size_t>> top;
+  for (const auto& b : o.final_sizes.buckets) top.emplace_back(b.count, b.bucket);
+  std::stable_sort(top.begin(), top.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  constexpr std::size_t shown = 3;
+  for (std::size_t i = 0; i < top.size() && i < shown; ++i)
+    out << (i == 0 ? "" : ", ") << bucket_label(top[i].second) << ": "
+        << percent(top[i].first, o.objects);
+  if (top.size() > shown) out << ", " << top.size() - shown << " more sizes";
+  out << '\n';
+}
+
 void write_stack(std::ostream& out, const site& s) {
   constexpr std::size_t shown = 8;
   if (s.stack.empty()) {
@@ -180,6 +222,8 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     out << '\n';
     write_site_sizes(out, s);
     write_site_operations(out, a, s);
+    if (ro.objects != nullptr)
+      write_site_objects(out, (*ro.objects)[static_cast<std::size_t>(&s - a.sites.data())]);
     write_stack(out, s);
   }
 }

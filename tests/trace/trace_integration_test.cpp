@@ -4,6 +4,7 @@
 // program does. heaptrack, when installed, records the same programs for comparison; where its
 // counts differ, the test asserts the exact difference that docs/heaptrack-comparison.md explains.
 #include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
 #include "analyze/trace_reader.hpp"
 #include "trace/format.hpp"
 #include "trace/records.hpp"
@@ -511,6 +512,100 @@ TEST_F(trace_test, kept_blocks_freed_by_a_thread_started_later_are_matched_by_ad
   const record_census c = census(t.trace);
   EXPECT_GE(c.live_entries, k_iterations);
   EXPECT_GE(c.of(fmt::tag_free), 3 * k_iterations);
+}
+
+// The objects of a site whose user frame (after folding) is `function`, from `tracker`.
+analyze::object_counts objects_at(const analyze::analysis& a,
+                                  const analyze::object_tracker& tracker,
+                                  const std::string& function) {
+  analyze::object_counts sum;
+  const std::vector<analyze::object_counts> by_site = tracker.by_site(a);
+  for (std::size_t i = 0; i < a.sites.size(); ++i)
+    if (!a.sites[i].stack.empty() && a.sites[i].stack[0].function == function) sum.add(by_site[i]);
+  return sum;
+}
+
+TEST_F(trace_test, kept_blocks_are_objects_whether_freed_by_ordinal_or_by_address) {
+  // The kept blocks' frees name them by ordinal (one thread) or, after LIVE, by address (freed
+  // by a second thread): either way each block is an object, all alive at once, none left. One
+  // thread: its first free (block 0, 24 bytes) comes right after its newest allocation of the
+  // same stack (block 3K - 1, 56 bytes), which is what a growth looks like, so the rule takes
+  // them for one object (docs/tracer.md, "Objects"); a free by another thread is never a growth.
+  for (const bool thread : {false, true}) {
+    std::vector<std::string> args = {std::to_string(k_iterations)};
+    if (thread) args.emplace_back("thread");
+    traced t = trace("kept", args);
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    analyze::object_tracker tracker;
+    analyze::options opts;
+    const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts, {&tracker});
+    tracker.finish();
+    const analyze::object_counts o = objects_at(a, tracker, "main");
+    const std::uint64_t objects = 3u * k_iterations - (thread ? 0 : 1);
+    EXPECT_EQ(o.objects, objects) << thread;
+    EXPECT_EQ(o.allocations, 3u * k_iterations) << thread;
+    EXPECT_EQ(o.by_allocations[0], 3u * k_iterations - (thread ? 0 : 2)) << thread;
+    EXPECT_EQ(o.by_allocations[1], thread ? 0u : 1u) << thread;
+    EXPECT_EQ(o.max_alive, objects) << thread;
+    EXPECT_EQ(o.alive_at_end, 0u) << thread;
+    EXPECT_EQ(o.final_sizes.count(24), k_iterations - (thread ? 0 : 1)) << thread;
+    EXPECT_EQ(o.final_sizes.count(56), k_iterations) << thread;
+  }
+}
+
+TEST_F(trace_test, a_growth_chain_is_one_object_and_its_last_block_is_its_capacity) {
+  // tests/trace/programs/objects.cpp: K vectors of 1..10 ints, K/10 vectors of 5 strings, and K
+  // strings made with new and held together. Every count is known.
+  for (const long k : {100L, 20000L}) {
+    traced t = trace("objects", {std::to_string(k)});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    analyze::object_tracker tracker;
+    analyze::options opts;
+    const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts, {&tracker});
+    tracker.finish();
+    ASSERT_TRUE(a.complete);
+
+    // 1 element: 1 allocation (4 bytes); 2: 2 (8); 3, 4: 3 (16); 5..8: 4 (32); 9, 10: 5 (64).
+    const auto u = [&](long n) { return static_cast<std::uint64_t>(n); };
+    const analyze::object_counts g = objects_at(a, tracker, "objects::growth(long)");
+    EXPECT_EQ(g.objects, u(k)) << k;
+    EXPECT_EQ(g.allocations, u(k / 10 * (1 + 2 + 3 * 2 + 4 * 4 + 5 * 2))) << k;
+    const std::array<std::uint64_t, 8> per_object = {u(k / 10), u(k / 10), u(2 * k / 10),
+                                                     u(4 * k / 10), u(2 * k / 10)};
+    EXPECT_EQ(g.by_allocations, per_object) << k;
+    EXPECT_EQ(g.final_sizes.count(4), u(k / 10)) << k;
+    EXPECT_EQ(g.final_sizes.count(8), u(k / 10)) << k;
+    EXPECT_EQ(g.final_sizes.count(16), u(2 * k / 10)) << k;
+    EXPECT_EQ(g.final_sizes.count(32), u(4 * k / 10)) << k;
+    EXPECT_EQ(g.final_sizes.count(64), u(2 * k / 10)) << k;
+    EXPECT_EQ(g.first_sizes.count(4), u(k)) << k;  // a growth starts at one element
+    EXPECT_EQ(g.max_alive, 1u) << k;
+    // A one-element vector is freed before anything else is allocated: temporary.
+    EXPECT_EQ(g.by_lifetime[0], u(k / 10)) << k;
+    EXPECT_EQ(g.by_lifetime[1], u(9 * k / 10)) << k;  // 1..15: its own growth only
+    EXPECT_EQ(g.alive_at_end, 0u) << k;
+
+    // Per call: 5 strings of one block (41 bytes) and a vector that grows 1, 2, 4, 8 (32 bytes
+    // each element).
+    const analyze::object_counts s = objects_at(a, tracker, "objects::strings()");
+    EXPECT_EQ(s.objects, u(k / 10 * 6)) << k;
+    EXPECT_EQ(s.allocations, u(k / 10 * 9)) << k;
+    EXPECT_EQ(s.by_allocations[0], u(k / 10 * 5)) << k;
+    EXPECT_EQ(s.by_allocations[3], u(k / 10)) << k;
+    EXPECT_EQ(s.final_sizes.count(41), u(k / 10 * 5)) << k;
+    EXPECT_EQ(s.final_sizes.count(256), u(k / 10)) << k;
+    EXPECT_EQ(s.max_alive, 6u) << k;
+
+    const analyze::object_counts h = objects_at(a, tracker, "objects::held[abi:cxx11](long)");
+    EXPECT_EQ(h.objects, u(2 * k)) << k;
+    EXPECT_EQ(h.by_allocations[0], u(2 * k)) << k;
+    EXPECT_EQ(h.final_sizes.count(32), u(k)) << k;
+    EXPECT_EQ(h.final_sizes.count(31), u(k)) << k;
+    EXPECT_EQ(h.max_alive, u(2 * k)) << k;  // its two stacks' most at once, both at the end
+    // The last buffer made is the first block freed after it: temporary.
+    EXPECT_EQ(h.by_lifetime[0], 1u) << k;
+    EXPECT_EQ(h.alive_at_end, 0u) << k;
+  }
 }
 
 TEST_F(trace_test, a_block_freed_by_another_thread_and_handed_back_is_matched_by_address) {
@@ -1067,6 +1162,36 @@ TEST_F(trace_test, report_json_has_the_documented_keys) {
       EXPECT_EQ(kv.second, std::to_string(a.totals.allocations));
     }
   }
+}
+
+TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
+  traced t = trace("objects", {"100"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  command_result text =
+      run_command({lowalloc_cli, "report", t.trace.string(), "--objects"}, t.trace.parent_path());
+  ASSERT_EQ(text.status, 0) << text.err;
+  // The vectors of 1..10 ints (tests/trace/programs/objects.cpp): 350 allocations, 100 objects.
+  EXPECT_NE(text.out.find("    objects 100, 3.50 allocations each (1: 10 %, 2: 10 %, 3: 20 %, 4: "
+                          "40 %, 5..8: 20 %), at most 1 alive at once\n"
+                          "    lifetime in allocations of their thread: temporary 10 %, 1..15 90 "
+                          "%; last block 32: 40 %, 16: 20 %, 64: 20 %, 2 more sizes\n"),
+            std::string::npos)
+      << text.out;
+  command_result plain =
+      run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
+  EXPECT_EQ(plain.out.find("\n    objects "), std::string::npos);  // only when asked for
+  command_result json = run_command(
+      {lowalloc_cli, "report", t.trace.string(), "--objects", "--format", "json", "--top", "1"},
+      t.trace.parent_path());
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find("\"objects\": {\"count\": 100, \"allocations\": 350, "
+                          "\"alive_at_end\": 0, \"max_alive\": 1, "),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"lifetime\": {\"temporary\": 10, \"under_16\": 90, "),
+            std::string::npos)
+      << json.out;
+  EXPECT_FALSE(json_keys(json.out).parse().empty()) << "not a JSON object";
 }
 
 TEST_F(trace_test, report_folded_lines_are_frames_and_a_count) {
