@@ -10,6 +10,9 @@ int run_main(int argc, char** argv);
 /// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY]`; 0, 1 usage, 2 bad file.
 int report_main(int argc, char** argv);
 
+/// `lowalloc advise FILE [--format text|json] [--top N]`; 0, 1 usage, 2 bad file.
+int advise_main(int argc, char** argv);
+
 }  // namespace lowalloc::cli
 
 #endif

@@ -3,6 +3,7 @@
 // difference of the two traces' counts (start-up allocations cancel) must be exactly what the
 // program does. heaptrack, when installed, records the same programs for comparison; where its
 // counts differ, the test asserts the exact difference that docs/heaptrack-comparison.md explains.
+#include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
 #include "analyze/objects.hpp"
 #include "analyze/trace_reader.hpp"
@@ -1164,6 +1165,86 @@ TEST_F(trace_test, report_json_has_the_documented_keys) {
   }
 }
 
+// The allocations of the sites whose user frame's function starts with `prefix`.
+std::uint64_t site_allocations(const analyze::analysis& a, const std::string& prefix) {
+  std::uint64_t n = 0;
+  for (const analyze::site& s : a.sites)
+    if (!s.stack.empty() && s.stack[0].function.compare(0, prefix.size(), prefix) == 0)
+      n += s.totals.allocations;
+  return n;
+}
+
+TEST_F(trace_test, advice_predicts_the_allocations_of_the_program_changed_as_advised) {
+  // The closed loop: advise on tests/trace/programs/objects.cpp, rebuild it with each change
+  // (objects_*: one macro per change), trace it again, and compare the allocations at the site
+  // with the prediction: within a quarter of what remains, or 0.5 % of the original count.
+  constexpr long k = 1000;
+  traced t = trace("objects", {std::to_string(k)});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  analyze::object_tracker tracker;
+  const analyze::analysis a = analyze::analyze_file(t.trace.string(), {}, {&tracker});
+  tracker.finish();
+  const std::vector<analyze::advice_item> advice =
+      analyze::advise(a, tracker, analyze::cost_model{});
+  const auto find = [&](const std::string& kind, const std::string& prefix) {
+    for (const analyze::advice_item& it : advice) {
+      const analyze::site& s = a.sites[it.site];
+      if (it.kind == kind && !s.stack.empty() &&
+          s.stack[0].function.compare(0, prefix.size(), prefix) == 0)
+        return &it;
+    }
+    return static_cast<const analyze::advice_item*>(nullptr);
+  };
+  const auto option = [](const analyze::advice_item& it, std::uint64_t n) {
+    for (const analyze::advice_option& o : it.options)
+      if (o.inline_capacity == n && o.suggestion.find("inplace") == std::string::npos) return o;
+    ADD_FAILURE() << "no option with N = " << n << " for " << it.kind;
+    return analyze::advice_option{};
+  };
+  struct check {
+    const char* program;
+    const char* site;
+    std::uint64_t original;   // at the site, before the change
+    std::uint64_t predicted;  // at the site, after it
+  };
+  std::vector<check> checks;
+  const std::uint64_t growth_before = site_allocations(a, "objects::growth(");
+  const std::uint64_t held_before = site_allocations(a, "objects::held");
+  const analyze::advice_item* sv = find("small_vector", "objects::growth(");
+  ASSERT_NE(sv, nullptr);
+  EXPECT_EQ(sv->confidence, "high");
+  EXPECT_EQ(sv->container, "std::vector<int>");
+  EXPECT_EQ(sv->element_size, 4u);
+  checks.push_back(
+      {"objects_growth_sv8", "objects::growth(", growth_before, option(*sv, 8).allocations_after});
+  checks.push_back({"objects_growth_sv16", "objects::growth(", growth_before,
+                    option(*sv, 16).allocations_after});
+  const analyze::advice_item* reuse = find("reuse", "objects::growth(");
+  ASSERT_NE(reuse, nullptr);
+  checks.push_back(
+      {"objects_growth_reuse", "objects::growth(", growth_before, reuse->chosen.allocations_after});
+  const analyze::advice_item* ss = find("small_string", "objects::held");
+  ASSERT_NE(ss, nullptr);
+  // The site also makes the strings' objects with new: those stay.
+  checks.push_back({"objects_held_ss32", "objects::held", held_before,
+                    held_before - ss->allocations + option(*ss, 32).allocations_after});
+  for (const check& c : checks) {
+    traced changed = trace(c.program, {std::to_string(k)});
+    ASSERT_EQ(changed.run.status, 0) << c.program << ": " << changed.run.err;
+    const std::uint64_t measured = site_allocations(read_complete(changed.trace, true), c.site);
+    const double tolerance =
+        std::max(0.25 * static_cast<double>(measured), 0.005 * static_cast<double>(c.original));
+    EXPECT_LE(std::abs(static_cast<double>(measured) - static_cast<double>(c.predicted)), tolerance)
+        << c.program << ": predicted " << c.predicted << ", measured " << measured << " (of "
+        << c.original << " before)";
+  }
+  // Exactly, where the objects' last blocks say it all (a doubling growth from one element).
+  EXPECT_EQ(option(*sv, 8).allocations_after, static_cast<std::uint64_t>(2 * k / 10));
+  EXPECT_EQ(option(*sv, 16).allocations_after, 0u);
+  EXPECT_EQ(reuse->chosen.allocations_after, 5u);
+  EXPECT_EQ(option(*ss, 32).allocations_after, 0u);
+}
+
 TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
   traced t = trace("objects", {"100"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
@@ -1192,6 +1273,50 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
             std::string::npos)
       << json.out;
   EXPECT_FALSE(json_keys(json.out).parse().empty()) << "not a JSON object";
+}
+
+TEST_F(trace_test, advise_prints_its_advice_in_text_and_json_and_refuses_bad_input) {
+  traced t = trace("objects", {"100"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const fs::path d = t.trace.parent_path();
+  command_result text =
+      run_command({lowalloc_cli, "advise", t.trace.string(), "--no-measure", "--top", "3"}, d);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "costs assumed: 20.0 ns per malloc + free")) << text.out;
+  EXPECT_TRUE(contains(text.out,
+                       "std::vector<int>::push_back (growth): 350 allocations from 100 vectors; "
+                       "100 % never exceed 16 elements\n"
+                       "    change: lowalloc::small_vector<int, 16>  (instead of "
+                       "std::vector<int>)\n"
+                       "    allocations 350 -> 0, object 24 -> 72 bytes, at most 1 alive at once"))
+      << text.out;
+  EXPECT_TRUE(contains(text.out, "change: hoist the vector out of the loop and clear() it"))
+      << text.out;
+  EXPECT_TRUE(contains(text.out, "change: lowalloc::small_string<32>  (instead of std::string)"))
+      << text.out;
+  command_result json = run_command(
+      {lowalloc_cli, "advise", t.trace.string(), "--no-measure", "--format", "json"}, d);
+  ASSERT_EQ(json.status, 0) << json.err;
+  const std::vector<std::pair<std::string, std::string>> keys = json_keys(json.out).parse();
+  ASSERT_FALSE(keys.empty()) << "not a JSON object:\n" << json.out.substr(0, 2000);
+  bool advice = false;
+  for (const auto& kv : keys) advice = advice || kv.first == "advice";
+  EXPECT_TRUE(advice);
+  for (const char* key :
+       {"\"kind\": \"small_vector\"", "\"confidence\": \"high\"", "\"inline_capacity\": 16",
+        "\"allocations\": 350, \"allocations_after\": 0, \"objects\": 100",
+        "\"sizeof_before\": 24, \"sizeof_after\": 72", "\"options\": [",
+        "\"evidence\": ", "\"site\": {\"rank\": 1, \"function\": \"objects::growth(long)\""})
+    EXPECT_TRUE(contains(json.out, key)) << key;
+  // Usage errors: 1; a file that is not a trace: 2, with the reason.
+  EXPECT_EQ(run_command({lowalloc_cli, "advise"}, d).status, 1);
+  EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--format", "xml"}, d).status,
+            1);
+  EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--top", "0"}, d).status, 1);
+  command_result foreign = run_command({lowalloc_cli, "advise", "/bin/true"}, d);
+  EXPECT_EQ(foreign.status, 2);
+  EXPECT_TRUE(contains(foreign.err, "not a lowalloc trace")) << foreign.err;
+  EXPECT_TRUE(foreign.out.empty());
 }
 
 TEST_F(trace_test, report_folded_lines_are_frames_and_a_count) {

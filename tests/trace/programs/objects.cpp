@@ -7,17 +7,46 @@
 //  - held: K strings of 30 characters made with new (a 32-byte object, then its 31-byte buffer),
 //    all alive together, then deleted: 2K one-block objects, K of each stack alive at once, one
 //    temporary (the last buffer made is the first block freed after it).
+//
+// Built again with the changes `lowalloc advise` suggests, one macro each, so that a test can
+// compare the allocations it predicted with the ones the changed program makes:
+//  - OBJECTS_GROWTH_N: growth's vector is a lowalloc::small_vector<int, OBJECTS_GROWTH_N>;
+//  - OBJECTS_GROWTH_REUSE: growth's vector is made once and cleared at each call;
+//  - OBJECTS_HELD_N: held's strings are lowalloc::small_string<OBJECTS_HELD_N>.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#if defined(OBJECTS_GROWTH_N)
+#include <lowalloc/small_vector.hpp>
+#endif
+#if defined(OBJECTS_HELD_N)
+#include <lowalloc/string.hpp>
+#endif
+
 namespace objects {
 
 volatile long sink = 0;
 
+#if defined(OBJECTS_GROWTH_N)
+using growth_vector = lowalloc::small_vector<int, OBJECTS_GROWTH_N>;
+#else
+using growth_vector = std::vector<int>;
+#endif
+#if defined(OBJECTS_HELD_N)
+using held_string = lowalloc::small_string<OBJECTS_HELD_N>;
+#else
+using held_string = std::string;
+#endif
+
 __attribute__((noinline)) void growth(long n) {
-  std::vector<int> v;
+#if defined(OBJECTS_GROWTH_REUSE)
+  static growth_vector v;
+  v.clear();
+#else
+  growth_vector v;
+#endif
   for (long i = 0; i < n; ++i) v.push_back(static_cast<int>(i));
   sink = sink + static_cast<long>(v.size());
 }
@@ -28,8 +57,8 @@ __attribute__((noinline)) void strings() {
   sink = sink + static_cast<long>(v.size());
 }
 
-__attribute__((noinline)) std::string* held(long i) {
-  return new std::string(30, static_cast<char>('a' + i % 26));
+__attribute__((noinline)) held_string* held(long i) {
+  return new held_string(30, static_cast<char>('a' + i % 26));
 }
 
 }  // namespace objects
@@ -38,9 +67,9 @@ int main(int argc, char** argv) {
   const long k = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 0;
   for (long i = 0; i < k; ++i) objects::growth(i % 10 + 1);
   for (long i = 0; i < k / 10; ++i) objects::strings();
-  std::vector<std::string*> all(static_cast<std::size_t>(k));
+  std::vector<objects::held_string*> all(static_cast<std::size_t>(k));
   for (long i = 0; i < k; ++i) all[static_cast<std::size_t>(i)] = objects::held(i);
-  for (std::string* s : all) delete s;
+  for (objects::held_string* s : all) delete s;
   std::printf("%ld\n", static_cast<long>(objects::sink));
   return 0;
 }

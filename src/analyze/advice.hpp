@@ -1,0 +1,85 @@
+// `lowalloc advise`: per call site and standard-library operation, which change removes how many
+// allocations, predicted from the objects the site made (objects.hpp) and checked by applying it
+// (tests/trace). docs/advise.md is the specification: the kinds, the predictions, the cost model.
+#ifndef LOWALLOC_SRC_ANALYZE_ADVICE_HPP
+#define LOWALLOC_SRC_ANALYZE_ADVICE_HPP
+
+#include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowalloc::analyze {
+
+/// What an allocation and a cache line cost on this machine, for the estimates.
+struct cost_model {
+  double malloc_free_seconds = 20e-9;  // one malloc + free of a small block
+  double cache_line_seconds = 2e-9;    // touching one more cache line per object made
+  std::string source = "assumed";      // "measured at advise time", or "assumed"
+
+  /// Measures both on this machine (a few milliseconds).
+  static cost_model measure();
+};
+
+/// One change and what it predicts.
+struct advice_option {
+  std::string suggestion;             // the code to write
+  std::uint64_t inline_capacity = 0;  // N of the suggested type; 0 when it has none
+  std::uint64_t allocations_after = 0;
+  double coverage = 0;  // the share of objects that no longer allocate
+  std::uint64_t sizeof_before = 0;
+  std::uint64_t sizeof_after = 0;
+  double estimated_seconds_saved = 0;  // allocations removed, less the larger objects' cost
+};
+
+struct advice_item {
+  std::string kind;        // small_vector, small_string, reserve, reuse, none
+  std::string confidence;  // high, medium, low
+  std::size_t site = 0;    // into analysis::sites
+  std::string container;   // as the user wrote it: "std::vector<int>"
+  std::string operation;   // operation::kind
+  std::string member;
+  std::string element;             // the element type, where there is one
+  std::uint64_t element_size = 0;  // its size in bytes, from the growth chains' first blocks
+  std::uint64_t allocations = 0;   // made at this site by this operation
+  std::uint64_t objects = 0;
+  std::uint64_t max_alive = 0;
+  std::string what;      // one line: what allocates there and how
+  std::string evidence;  // one line: why this confidence
+  advice_option chosen;
+  std::vector<advice_option> options;  // the alternatives, the chosen one among them
+};
+
+struct advise_options {
+  std::size_t top_sites = 20;           // sites looked at, by allocations
+  std::uint64_t min_allocations = 100;  // an operation with fewer gets `none`
+};
+
+/// The advice for the top sites of `a`, whose objects `objects` followed (by_stack()), ranked by
+/// estimated gain, `none` last.
+std::vector<advice_item> advise(const analysis& a, const object_tracker& objects,
+                                const cost_model& costs, const advise_options& opts = {});
+
+namespace detail {
+
+/// sizeof(lowalloc::small_vector<T, N>) for sizeof(T) == size and alignof(T) == align.
+std::uint64_t small_vector_sizeof(std::uint64_t size, std::uint64_t align, std::uint64_t n);
+/// sizeof(lowalloc::inplace_vector<T, N>): the elements, then the smallest unsigned type that
+/// counts to N, padded to the alignment.
+std::uint64_t inplace_vector_sizeof(std::uint64_t size, std::uint64_t align, std::uint64_t n);
+/// sizeof(lowalloc::small_string<N>).
+std::uint64_t small_string_sizeof(std::uint64_t n);
+/// Allocations a small_vector<T, N> makes for an object whose std::vector grew to `capacity`
+/// elements by doubling: 0 when it fits, else the doublings from N to at least `capacity`.
+std::uint64_t small_vector_allocations(std::uint64_t capacity, std::uint64_t n);
+/// The first template argument of "std::vector<int>": "int" (empty when there is none).
+std::string first_template_argument(const std::string& type);
+
+}  // namespace detail
+
+}  // namespace lowalloc::analyze
+
+#endif

@@ -1,0 +1,127 @@
+// `lowalloc advise FILE [--format text|json] [--top N]`: per hot call site, which change removes
+// how many allocations (docs/advise.md). Exit status: 0, 1 usage error, 2 the file cannot be
+// read or is damaged (then the advice on what could be read is printed first).
+#include "cli/commands.hpp"
+
+#include "analyze/advice.hpp"
+#include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
+#include "report/advice.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace lowalloc::cli {
+
+namespace {
+
+constexpr const char* advise_usage =
+    "usage: lowalloc advise FILE [options]\n"
+    "\n"
+    "Reads a trace written by `lowalloc run` and says, per hot call site, which lowalloc type\n"
+    "(small_vector, small_string, inplace_vector) or code change (hoist and reuse) removes how\n"
+    "many allocations, predicted from the objects the site made.\n"
+    "\n"
+    "options:\n"
+    "  --format NAME      text (default) or json\n"
+    "  --top N            look at the N sites with the most allocations (default 20)\n"
+    "  --no-measure       assume the costs of an allocation and a cache line instead of\n"
+    "                     measuring them (a few milliseconds), for reproducible output\n"
+    "  -h, --help         this help\n";
+
+int advise_usage_error(const std::string& message) {
+  std::cerr << "lowalloc advise: " << message << "\n\n" << advise_usage;
+  return 1;
+}
+
+}  // namespace
+
+int advise_main(int argc, char** argv) {
+  std::string file;
+  bool json = false;
+  bool measure = true;
+  analyze::advise_options ao;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string_view value;
+    const auto take_value = [&](std::string_view name) -> bool {
+      if (arg == name && i + 1 < argc) {
+        value = argv[++i];
+        return true;
+      }
+      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+          arg[name.size()] == '=') {
+        value = arg.substr(name.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::cout << advise_usage;
+      return 0;
+    }
+    if (take_value("--format")) {
+      if (value == "json")
+        json = true;
+      else if (value == "text")
+        json = false;
+      else
+        return advise_usage_error("unknown format '" + std::string(value) + "' (text, json)");
+    } else if (take_value("--top")) {
+      const std::string v(value);
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE || n == 0)
+        return advise_usage_error("--top needs a number above 0, not '" + v + "'");
+      ao.top_sites = n > std::numeric_limits<std::size_t>::max()
+                         ? std::numeric_limits<std::size_t>::max()
+                         : static_cast<std::size_t>(n);
+    } else if (arg == "--no-measure") {
+      measure = false;
+    } else if (arg == "--format" || arg == "--top") {
+      return advise_usage_error(std::string(arg) + " needs a value");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return advise_usage_error("unknown option '" + std::string(arg) + "'");
+    } else if (file.empty()) {
+      file = std::string(arg);
+    } else {
+      return advise_usage_error("one trace file only ('" + file + "' and '" + std::string(arg) +
+                                "')");
+    }
+  }
+  if (file.empty()) return advise_usage_error("no trace file given");
+
+  analyze::analysis a;
+  analyze::object_tracker tracker;
+  try {
+    a = analyze::analyze_file(file, analyze::options{}, {&tracker});
+    tracker.finish();
+  } catch (const analyze::trace_error& e) {
+    std::cerr << "lowalloc advise: " << file << ": " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lowalloc advise: " << file << ": out of memory\n";
+    return 2;
+  }
+  const analyze::cost_model costs =
+      measure ? analyze::cost_model::measure() : analyze::cost_model{};
+  const std::vector<analyze::advice_item> advice = analyze::advise(a, tracker, costs, ao);
+  if (json)
+    report::write_advice_json(std::cout, a, advice, costs);
+  else
+    report::write_advice_text(std::cout, a, advice, costs);
+  std::cout.flush();
+  if (!a.truncation.empty()) {
+    std::cerr << "lowalloc advise: " << file
+              << ": warning: the trace is damaged, read up to: " << a.truncation << '\n';
+    return 2;
+  }
+  return std::cout ? 0 : 2;
+}
+
+}  // namespace lowalloc::cli

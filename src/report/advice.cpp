@@ -1,0 +1,160 @@
+// `lowalloc advise` output: per item the kind and confidence, the site and two callers, what
+// allocates there, the change as code, before and after, and the alternatives.
+#include "report/advice.hpp"
+
+#include "report/common.hpp"
+
+#include <ostream>
+
+namespace lowalloc::report {
+
+namespace {
+
+using analyze::advice_item;
+using analyze::advice_option;
+
+std::string share(double v) {
+  return v >= 0.1 || v == 0 ? fixed(v * 100, 0) + " %" : fixed(v * 100, 1) + " %";
+}
+
+std::string seconds(double s) { return s <= 0 ? "nothing" : "about " + duration(s); }
+
+}  // namespace
+
+void write_advice_text(std::ostream& out, const analysis& a, const std::vector<advice_item>& advice,
+                       const analyze::cost_model& costs) {
+  out << "lowalloc advise: " << thousands(a.totals.allocations) << " allocations; costs "
+      << costs.source << ": " << fixed(costs.malloc_free_seconds * 1e9, 1)
+      << " ns per malloc + free, " << fixed(costs.cache_line_seconds * 1e9, 1)
+      << " ns per cache line\n";
+  if (advice.empty()) {
+    out << "\nno sites to advise on\n";
+    return;
+  }
+  for (std::size_t i = 0; i < advice.size(); ++i) {
+    const advice_item& it = advice[i];
+    const site& s = a.sites[it.site];
+    out << "\n#" << i + 1 << "  " << it.kind << " (" << it.confidence << " confidence)";
+    if (it.kind != "none") out << ": saves " << seconds(it.chosen.estimated_seconds_saved);
+    out << '\n';
+    if (s.stack.empty()) {
+      out << "    at (no stack)\n";
+    } else {
+      out << "    at " << frame_text(s.stack[0]) << '\n';
+      for (std::size_t k = 1; k < s.stack.size() && k < 3; ++k)
+        out << "       " << frame_text(s.stack[k]) << '\n';
+    }
+    out << "    " << it.what << '\n';
+    if (it.kind == "none") {
+      out << (it.confidence == "low" ? "    no advice: " : "    nothing worth changing: ")
+          << it.evidence << '\n';
+      continue;
+    }
+    const advice_option& c = it.chosen;
+    out << "    change: " << c.suggestion;
+    if (!it.container.empty() && (it.kind == "small_vector" || it.kind == "small_string"))
+      out << "  (instead of " << it.container << ")";
+    out << '\n';
+    out << "    allocations " << thousands(it.allocations) << " -> "
+        << thousands(c.allocations_after);
+    if (c.sizeof_before != 0)
+      out << ", object " << c.sizeof_before << " -> " << c.sizeof_after << " bytes";
+    out << ", at most " << thousands(it.max_alive) << " alive at once\n";
+    out << "    evidence: " << it.evidence << '\n';
+    if (it.options.size() > 1) {
+      out << "    options:  N  allocations after  objects without  sizeof  saves\n";
+      for (const advice_option& o : it.options) {
+        std::string n = std::to_string(o.inline_capacity);
+        n.insert(0, n.size() < 4 ? 4 - n.size() : 0, ' ');
+        std::string after = thousands(o.allocations_after);
+        after.insert(0, after.size() < 17 ? 17 - after.size() : 0, ' ');
+        std::string cover = share(o.coverage);
+        cover.insert(0, cover.size() < 15 ? 15 - cover.size() : 0, ' ');
+        std::string size = std::to_string(o.sizeof_after);
+        size.insert(0, size.size() < 6 ? 6 - size.size() : 0, ' ');
+        out << "           " << n << "  " << after << "  " << cover << "  " << size << "  "
+            << seconds(o.estimated_seconds_saved)
+            << (o.suggestion == c.suggestion ? "  <- chosen" : "")
+            << (o.suggestion.find("inplace_vector") != std::string::npos
+                    ? "  inplace_vector: the bound must hold for every object"
+                    : "")
+            << '\n';
+      }
+    }
+  }
+}
+
+namespace {
+
+void json_option(std::ostream& out, const advice_option& o) {
+  out << "{\"suggestion\": " << json_string(o.suggestion) << ", \"inline_capacity\": ";
+  if (o.inline_capacity == 0)
+    out << "null";
+  else
+    out << o.inline_capacity;
+  out << ", \"allocations_after\": " << o.allocations_after
+      << ", \"coverage\": " << fixed(o.coverage, 4) << ", \"sizeof_before\": " << o.sizeof_before
+      << ", \"sizeof_after\": " << o.sizeof_after
+      << ", \"estimated_seconds_saved\": " << fixed(o.estimated_seconds_saved, 9) << "}";
+}
+
+}  // namespace
+
+void write_advice_json(std::ostream& out, const analysis& a, const std::vector<advice_item>& advice,
+                       const analyze::cost_model& costs) {
+  out << "{\n  \"format_version\": 1,\n  \"allocations\": " << a.totals.allocations
+      << ",\n  \"costs\": {\"source\": " << json_string(costs.source)
+      << ", \"malloc_free_seconds\": " << fixed(costs.malloc_free_seconds, 12)
+      << ", \"cache_line_seconds\": " << fixed(costs.cache_line_seconds, 12)
+      << "},\n  \"advice\": [";
+  for (std::size_t i = 0; i < advice.size(); ++i) {
+    const advice_item& it = advice[i];
+    const site& s = a.sites[it.site];
+    out << (i == 0 ? "\n" : ",\n") << "    {\"kind\": " << json_string(it.kind)
+        << ", \"confidence\": " << json_string(it.confidence)
+        << ",\n     \"site\": {\"rank\": " << it.site + 1 << ", \"function\": ";
+    const frame* f = s.stack.empty() ? nullptr : &s.stack[0];
+    out << (f == nullptr || f->function.empty() ? "null" : json_string(f->function))
+        << ", \"file\": " << (f == nullptr || f->file.empty() ? "null" : json_string(f->file))
+        << ", \"line\": ";
+    if (f == nullptr || f->line == 0)
+      out << "null";
+    else
+      out << f->line;
+    out << ", \"stack\": [";
+    for (std::size_t k = 0; k < s.stack.size(); ++k)
+      out << (k == 0 ? "" : ", ") << json_string(frame_text(s.stack[k]));
+    out << "]},\n     \"container\": "
+        << (it.container.empty() ? "null" : json_string(it.container))
+        << ", \"operation\": " << json_string(it.operation)
+        << ", \"member\": " << (it.member.empty() ? "null" : json_string(it.member))
+        << ", \"element\": " << (it.element.empty() ? "null" : json_string(it.element))
+        << ", \"element_size\": ";
+    if (it.element_size == 0)
+      out << "null";
+    else
+      out << it.element_size;
+    const advice_option& c = it.chosen;
+    out << ",\n     \"suggestion\": " << (it.kind == "none" ? "null" : json_string(c.suggestion))
+        << ", \"inline_capacity\": ";
+    if (c.inline_capacity == 0)
+      out << "null";
+    else
+      out << c.inline_capacity;
+    out << ", \"allocations\": " << it.allocations
+        << ", \"allocations_after\": " << c.allocations_after << ", \"objects\": " << it.objects
+        << ", \"max_alive\": " << it.max_alive << ", \"coverage\": " << fixed(c.coverage, 4)
+        << ", \"sizeof_before\": " << c.sizeof_before << ", \"sizeof_after\": " << c.sizeof_after
+        << ", \"estimated_seconds_saved\": " << fixed(c.estimated_seconds_saved, 9)
+        << ",\n     \"what\": " << json_string(it.what)
+        << ", \"evidence\": " << json_string(it.evidence) << ",\n     \"options\": [";
+    for (std::size_t k = 0; k < it.options.size(); ++k) {
+      out << (k == 0 ? "" : ", ");
+      json_option(out, it.options[k]);
+    }
+    out << "]}";
+  }
+  out << (advice.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace lowalloc::report
