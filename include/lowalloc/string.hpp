@@ -62,7 +62,9 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#if LOWALLOC_HAS_MEMORY_RESOURCE
 #include <memory_resource>
+#endif
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -1513,6 +1515,7 @@ template <std::size_t N>
 using fixed_u8string = basic_fixed_string<char8_t, N>;
 #endif
 
+#if LOWALLOC_HAS_MEMORY_RESOURCE
 namespace pmr {
 /// small_string with a std::pmr::polymorphic_allocator.
 template <std::size_t N = 32>
@@ -1520,6 +1523,7 @@ using small_string = lowalloc::small_string<N, std::pmr::polymorphic_allocator<c
 template <std::size_t N = 32>
 using small_wstring = lowalloc::small_wstring<N, std::pmr::polymorphic_allocator<wchar_t>>;
 }  // namespace pmr
+#endif
 
 LOWALLOC_SUPPRESS_GCC_FALSE_POSITIVES_END
 

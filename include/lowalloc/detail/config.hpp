@@ -12,6 +12,20 @@
 #endif
 #endif
 
+// <memory_resource> (std::pmr): libstdc++ 9+, libc++ 16+ (libc++ 14, Debian 12's, has only
+// <experimental/memory_resource>). Without it, small_vector, inplace_vector and the strings work
+// as before, less lowalloc::pmr's aliases; arena and pool need it.
+#ifndef LOWALLOC_HAS_MEMORY_RESOURCE
+#if defined(__has_include)
+#if __has_include(<memory_resource>)
+#define LOWALLOC_HAS_MEMORY_RESOURCE 1
+#endif
+#endif
+#ifndef LOWALLOC_HAS_MEMORY_RESOURCE
+#define LOWALLOC_HAS_MEMORY_RESOURCE 0
+#endif
+#endif
+
 #ifndef LOWALLOC_HAS_EXCEPTIONS
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
 #define LOWALLOC_HAS_EXCEPTIONS 1

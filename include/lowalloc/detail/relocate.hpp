@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#if LOWALLOC_HAS_MEMORY_RESOURCE
 #include <memory_resource>
+#endif
 #include <type_traits>
 #include <utility>
 
@@ -39,8 +41,10 @@ struct is_std_allocator<std::allocator<U>> : std::true_type {};
 
 template <class A>
 struct is_polymorphic_allocator : std::false_type {};
+#if LOWALLOC_HAS_MEMORY_RESOURCE
 template <class U>
 struct is_polymorphic_allocator<std::pmr::polymorphic_allocator<U>> : std::true_type {};
+#endif
 
 // Whether an allocator's construct/destroy are plain placement new and destructor calls for T, so
 // that bytes may be copied in their place: std::allocator, polymorphic_allocator for types that
