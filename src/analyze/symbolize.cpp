@@ -66,6 +66,60 @@ struct unit_range {
   Dwarf_Die cu;
 };
 
+// A function's address range, and its DIE.
+struct subprogram_range {
+  Dwarf_Addr lo;
+  Dwarf_Addr hi;
+  Dwarf_Die die;
+};
+
+namespace {
+
+// Every subprogram with code under `die`, through namespaces and types (clang defines a
+// function in a namespace inside the namespace's DIE, GCC at the unit's top level).
+void collect_subprograms(Dwarf_Die* die, std::vector<subprogram_range>& out) {
+  Dwarf_Die child;
+  if (dwarf_child(die, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram) {
+      Dwarf_Addr base = 0;
+      Dwarf_Addr lo = 0;
+      Dwarf_Addr hi = 0;
+      for (ptrdiff_t off = dwarf_ranges(&child, 0, &base, &lo, &hi); off > 0;
+           off = dwarf_ranges(&child, off, &base, &lo, &hi))
+        if (hi > lo) out.push_back(subprogram_range{lo, hi, child});
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+               tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+      collect_subprograms(&child, out);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// The scopes at `pc` below a subprogram that covers it, innermost first, the subprogram last:
+// each step down is the lexical block or inlined call whose ranges hold pc.
+std::vector<Dwarf_Die> scopes_below(Dwarf_Die subprogram, Dwarf_Addr pc) {
+  std::vector<Dwarf_Die> path(1, subprogram);
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    Dwarf_Die child;
+    if (dwarf_child(&path.back(), &child) != 0) break;
+    do {
+      const int tag = dwarf_tag(&child);
+      if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+          dwarf_haspc(&child, pc) > 0) {
+        path.push_back(child);
+        deeper = true;
+        break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace
+
 struct symbolizer::impl {
   struct session {
     std::unique_ptr<Dwfl, dwfl_deleter> dwfl;
@@ -74,7 +128,30 @@ struct symbolizer::impl {
     std::unordered_map<const char*, std::string> names;  // by libdwfl's name: as printed
     bool units_read = false;
     std::vector<unit_range> units;  // sorted by lo; read when .debug_aranges did not answer
+    bool subprograms_read = false;
+    std::vector<subprogram_range> subprograms;  // sorted by lo; read when getscopes did not find
   };
+
+  // The scopes at pc, innermost first, from the module's functions indexed once: libdw 0.188's
+  // dwarf_getscopes does not look inside namespaces, where clang puts its functions' DIEs, so
+  // every frame of such a function had no inlined calls and no line.
+  std::vector<Dwarf_Die> scopes_of(session& s, Dwfl_Module* mod, Dwarf_Addr at) {
+    if (!s.subprograms_read) {
+      s.subprograms_read = true;
+      Dwarf_Addr b = 0;
+      for (Dwarf_Die* cu = dwfl_module_nextcu(mod, nullptr, &b); cu != nullptr;
+           cu = dwfl_module_nextcu(mod, cu, &b))
+        collect_subprograms(cu, s.subprograms);
+      std::sort(s.subprograms.begin(), s.subprograms.end(),
+                [](const subprogram_range& x, const subprogram_range& y) { return x.lo < y.lo; });
+    }
+    auto it = std::upper_bound(s.subprograms.begin(), s.subprograms.end(), at,
+                               [](Dwarf_Addr a, const subprogram_range& r) { return a < r.lo; });
+    if (it == s.subprograms.begin()) return {};
+    --it;
+    if (at >= it->hi) return {};
+    return scopes_below(it->die, at);
+  }
   std::unordered_map<std::size_t, session> sessions;
 
   // The unit whose ranges hold pc, from the units' own DW_AT_low_pc/high_pc/ranges: clang
@@ -186,22 +263,28 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
     }
     // dwarf_getscopes continues an inlined instance with its abstract origin's scopes; the
     // concrete chain of callers comes from the innermost scope's own parents.
-    Dwarf_Die* scopes = nullptr;
-    int n = dwarf_getscopes(cu, pc - bias, &scopes);
-    if (n > 0) {
-      Dwarf_Die innermost = scopes[0];
+    std::vector<Dwarf_Die> chain;
+    {
+      Dwarf_Die* scopes = nullptr;
+      int n = dwarf_getscopes(cu, pc - bias, &scopes);
+      if (n > 0) {
+        Dwarf_Die innermost = scopes[0];
+        std::free(scopes);
+        scopes = nullptr;
+        n = dwarf_getscopes_die(&innermost, &scopes);
+      }
+      if (n > 0) chain.assign(scopes, scopes + n);
       std::free(scopes);
-      scopes = nullptr;
-      n = dwarf_getscopes_die(&innermost, &scopes);
     }
+    if (chain.empty()) chain = impl_->scopes_of(module_session, mod, pc - bias);
     const int lang = dwarf_srclang(cu);
     const bool cxx = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
                      lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
     Dwarf_Files* files = nullptr;
     std::size_t nfiles = 0;
     const bool have_files = dwarf_getsrcfiles(cu, &files, &nfiles) == 0;
-    for (int i = 0; i < n; ++i) {
-      Dwarf_Die* die = &scopes[i];
+    for (Dwarf_Die& scope : chain) {
+      Dwarf_Die* die = &scope;
       const int tag = dwarf_tag(die);
       if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
       frame f = base;
@@ -230,7 +313,6 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
       if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0)
         line = static_cast<unsigned>(call_line);
     }
-    std::free(scopes);
   }
 
   if (out.size() > first && out.back().inlined) {
