@@ -5,6 +5,7 @@
 // first).
 #include "cli/commands.hpp"
 
+#include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
 #include "analyze/objects.hpp"
 #include "report/common.hpp"
@@ -57,7 +58,8 @@ std::string usage_text() {
       "                     std::allocator, container growth functions)\n"
       "  --objects          follow each object through its allocations (a vector's\n"
       "                     growth is one object): per site, allocations per object,\n"
-      "                     lifetimes, last block sizes, objects alive at once\n"
+      "                     lifetimes, last block sizes, objects alive at once, and\n"
+      "                     the top advice of lowalloc advise\n"
       "  -h, --help         this help\n";
   return text;
 }
@@ -143,12 +145,19 @@ int report_main(int argc, char** argv) {
   analyze::analysis a;
   analyze::object_tracker tracker;
   std::vector<analyze::object_counts> by_site;
+  std::vector<analyze::advice_item> advice;
   try {
     if (objects) {
       a = analyze::analyze_file(file, opts, {&tracker});
       tracker.finish();
       by_site = tracker.by_site(a);
       ro.objects = &by_site;
+      // The top advice under each site it applies to (assumed costs: the report stays the same
+      // from one run to the next).
+      analyze::advise_options ao;
+      ao.top_sites = std::min<std::size_t>(ro.top, a.sites.size());
+      advice = analyze::advise(a, tracker, analyze::cost_model{}, ao);
+      ro.advice = &advice;
     } else {
       a = analyze::analyze_file(file, opts);
     }

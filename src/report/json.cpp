@@ -203,6 +203,20 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
   }
   out << "]";
   if (ro.objects != nullptr) json_objects(out, (*ro.objects)[i]);
+  if (ro.advice != nullptr) {
+    // The site's advice, best first, as lowalloc advise's JSON in short.
+    out << ",\n     \"advice\": [";
+    bool first = true;
+    for (const analyze::advice_item& it : *ro.advice) {
+      if (it.site != i || it.kind == "none") continue;
+      out << (first ? "" : ", ") << "{\"kind\": \"" << it.kind << "\", \"confidence\": \""
+          << it.confidence << "\", \"suggestion\": " << json_string(it.chosen.suggestion)
+          << ", \"allocations\": " << it.allocations
+          << ", \"allocations_after\": " << it.chosen.allocations_after << "}";
+      first = false;
+    }
+    out << "]";
+  }
   out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames} << ", \"stack\": [";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();

@@ -11,6 +11,7 @@
 #ifndef LOWALLOC_SRC_REPORT_REPORT_HPP
 #define LOWALLOC_SRC_REPORT_REPORT_HPP
 
+#include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
 #include "analyze/objects.hpp"
 
@@ -35,6 +36,8 @@ struct report_options {
   std::string trace_name;  // the file name printed in the text report's first line
   /// Per site (analysis::sites), its objects (`report --objects`); nullptr: not shown.
   const std::vector<analyze::object_counts>* objects = nullptr;
+  /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.
+  const std::vector<analyze::advice_item>* advice = nullptr;
 };
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);

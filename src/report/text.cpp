@@ -103,6 +103,18 @@ void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
   out << '\n';
 }
 
+// The site's best advice (the items are ranked), if one is not `none`.
+void write_site_advice(std::ostream& out, const std::vector<analyze::advice_item>& advice,
+                       std::size_t site) {
+  for (const analyze::advice_item& it : advice) {
+    if (it.site != site || it.kind == "none") continue;
+    out << "    advice: " << it.chosen.suggestion << " (" << it.kind << ", " << it.confidence
+        << " confidence): " << thousands(it.allocations) << " -> "
+        << thousands(it.chosen.allocations_after) << " allocations (lowalloc advise)\n";
+    return;
+  }
+}
+
 void write_stack(std::ostream& out, const site& s) {
   constexpr std::size_t shown = 8;
   if (s.stack.empty()) {
@@ -222,8 +234,9 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     out << '\n';
     write_site_sizes(out, s);
     write_site_operations(out, a, s);
-    if (ro.objects != nullptr)
-      write_site_objects(out, (*ro.objects)[static_cast<std::size_t>(&s - a.sites.data())]);
+    const auto index = static_cast<std::size_t>(&s - a.sites.data());
+    if (ro.objects != nullptr) write_site_objects(out, (*ro.objects)[index]);
+    if (ro.advice != nullptr) write_site_advice(out, *ro.advice, index);
     write_stack(out, s);
   }
 }

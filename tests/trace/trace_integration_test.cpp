@@ -1270,8 +1270,14 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
                           "%; last block 32: 40 %, 16: 20 %, 64: 20 %, 2 more sizes\n"),
             std::string::npos)
       << text.out;
+  // With the site's best advice under it.
+  EXPECT_TRUE(contains(text.out,
+                       "    advice: hoist the vector out of the loop and clear() it each time "
+                       "(reuse, high confidence): 350 -> 5 allocations (lowalloc advise)\n"))
+      << text.out;
   command_result plain =
       run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
+  EXPECT_EQ(plain.out.find("\n    advice: "), std::string::npos);
   EXPECT_EQ(plain.out.find("\n    objects "), std::string::npos);  // only when asked for
   command_result json = run_command(
       {lowalloc_cli, "report", t.trace.string(), "--objects", "--format", "json", "--top", "1"},
@@ -1282,6 +1288,12 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
             std::string::npos)
       << json.out;
   EXPECT_NE(json.out.find("\"lifetime\": {\"temporary\": 10, \"under_16\": 90, "),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"advice\": [{\"kind\": \"reuse\", \"confidence\": \"high\", "
+                          "\"suggestion\": \"hoist the vector out of the loop and clear() it "
+                          "each time\", \"allocations\": 350, \"allocations_after\": 5}, "
+                          "{\"kind\": \"small_vector\""),
             std::string::npos)
       << json.out;
   EXPECT_FALSE(json_keys(json.out).parse().empty()) << "not a JSON object";
