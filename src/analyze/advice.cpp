@@ -336,7 +336,7 @@ cost_model cost_model::measure() {
   }
   // One store per cache line into memory larger than the caches.
   std::vector<double> line;
-  constexpr std::size_t bytes = 64u << 20;
+  constexpr std::size_t bytes = 8u << 20;  // past the per-core caches
   std::unique_ptr<char[]> buffer(new char[bytes]);
   for (std::size_t i = 0; i < bytes; i += 4096) buffer[i] = 1;  // the pages, first
   for (int r = 0; r < rounds; ++r) {

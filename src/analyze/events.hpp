@@ -63,6 +63,11 @@ struct alloc_event {
   // ordinal (on_rekey gives its address later, if it gets one); 0 when lost. The free_event or
   // forgotten_event that ends the block carries the same key.
   std::uint64_t key = 0;
+  // A word the merge keeps with the block while it lives, for one analysis to set here (the
+  // objects analysis: its object's number) and read back from the free_event or forgotten_event
+  // that ends the block: no table of its own of every live block. nullptr when lost; valid only
+  // during on_alloc.
+  std::uint32_t* tag = nullptr;
 };
 
 struct free_event {
@@ -76,6 +81,7 @@ struct free_event {
   std::uint32_t alloc_thread = 0;
   bool temporary = false;  // freed before its thread allocated anything else
   std::uint64_t key = 0;   // the allocation's alloc_event::key (when matched)
+  std::uint32_t tag = 0;   // the word set at its alloc_event::tag (when matched)
 };
 
 /// A live block whose free was not recorded: its address was handed out again.
@@ -83,6 +89,7 @@ struct forgotten_event {
   std::uint64_t size = 0;
   std::uint32_t stack = 0;
   std::uint64_t key = 0;  // its alloc_event::key
+  std::uint32_t tag = 0;  // its alloc_event::tag's word
 };
 
 struct time_event {

@@ -26,9 +26,18 @@ using detail::payload_reader;
 constexpr std::uint32_t no_module = recorded_stacks::no_module;
 constexpr std::uint32_t not_a_stack = ~std::uint32_t{0};
 
+// A live block in 16 bytes: its size and stream share a word (size < 2^40, stream < 2^24 - 1);
+// a block past either limit has them in the merge's `wide_` table, by its key, instead. `tag` is
+// the word an analysis keeps with the block (alloc_event::tag).
 struct live_block {
-  std::uint64_t size;
+  static constexpr std::uint64_t wide = ~std::uint64_t{0};
+  std::uint64_t packed;  // size << 24 | stream, or wide
   std::uint32_t stack;
+  std::uint32_t tag;
+};
+
+struct wide_block {
+  std::uint64_t size;
   std::uint32_t stream;
 };
 
@@ -61,6 +70,7 @@ struct ordinal_slot {
   std::uint64_t size = 0;     // local: set when the ALLOC is merged
   std::uint64_t dropped = 0;  // kept: 1 + the stream ordinal of the kept block it replaces, or 0
   std::uint32_t stack = 0;
+  std::uint32_t tag = 0;  // local: alloc_event::tag
   slot_state state = slot_state::lost;
 };
 
@@ -160,6 +170,36 @@ struct event_merge::state {
   std::vector<event_sink*> sinks_;
 
   detail::u64_map<live_block> live_;
+  std::unordered_map<std::uint64_t, wide_block> wide_;  // blocks too large for live_block, by key
+
+  // The live_block of a block of `size` bytes made by `stream` from `stack`, known by `key`.
+  live_block make_block(std::uint64_t size, std::uint32_t stack, std::uint32_t stream,
+                        std::uint64_t key) {
+    if (size < (std::uint64_t{1} << 40) && stream < (1u << 24) - 1)
+      return live_block{size << 24 | stream, stack, 0};
+    wide_[key] = wide_block{size, stream};
+    return live_block{live_block::wide, stack, 0};
+  }
+  // The size and stream of `b`, known by `key`; a wide block's entry goes with it.
+  wide_block unpack(const live_block& b, std::uint64_t key) {
+    if (b.packed != live_block::wide)
+      return wide_block{b.packed >> 24, static_cast<std::uint32_t>(b.packed & ((1u << 24) - 1))};
+    wide_block w{0, 0};
+    if (auto it = wide_.find(key); it != wide_.end()) {
+      w = it->second;
+      wide_.erase(it);
+    }
+    return w;
+  }
+  // A block known by `from` is known by `to` from here on.
+  void rekey(const live_block& b, std::uint64_t from, std::uint64_t to) {
+    if (b.packed != live_block::wide) return;
+    if (auto it = wide_.find(from); it != wide_.end()) {
+      const wide_block w = it->second;
+      wide_.erase(it);
+      wide_[to] = w;
+    }
+  }
 
   recorded_stacks stacks_;
   // The interning of recorded_stacks: locations by address (an address seen in a second module,
@@ -609,14 +649,16 @@ void event_merge::state::process_alloc(stream& s) {
       live_block dropped{};
       if (slot.dropped != 0 && s.kept.erase(slot.dropped - 1, dropped)) {
         // It received the address of a kept block whose FREE was not recorded.
-        const forgotten_event f{dropped.size, dropped.stack,
-                                ordinal_key(s.index, slot.dropped - 1)};
+        const std::uint64_t key = ordinal_key(s.index, slot.dropped - 1);
+        const forgotten_event f{unpack(dropped, key).size, dropped.stack, key, dropped.tag};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       const std::uint64_t ordinal = s.ordinal_base + s.slot;
       e.key = ordinal_key(s.index, ordinal);
       bool inserted = false;
-      s.kept.get(ordinal, inserted) = live_block{s.size, s.stack, s.index};
+      live_block& b = s.kept.get(ordinal, inserted);
+      b = make_block(s.size, s.stack, s.index, e.key);
+      e.tag = &b.tag;
       s.has_last_alloc = false;
       s.has_last_kept = true;
       s.last_kept = ordinal;
@@ -629,6 +671,7 @@ void event_merge::state::process_alloc(stream& s) {
       break;
     case slot_state::local:
       e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
+      e.tag = &slot.tag;
       slot.size = s.size;
       slot.stack = s.stack;
       s.has_last_alloc = false;
@@ -638,10 +681,11 @@ void event_merge::state::process_alloc(stream& s) {
       live_block& b = live_.get(slot.addr, inserted);
       if (!inserted) {
         // The address is live already: its FREE was not recorded. The old block goes, uncounted.
-        const forgotten_event f{b.size, b.stack, slot.addr};
+        const forgotten_event f{unpack(b, slot.addr).size, b.stack, slot.addr, b.tag};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
-      b = live_block{s.size, s.stack, s.index};
+      b = make_block(s.size, s.stack, s.index, slot.addr);
+      e.tag = &b.tag;
       s.has_last_alloc = true;
       s.last_alloc = slot.addr;
       e.address = slot.addr;
@@ -662,6 +706,7 @@ void event_merge::state::process_free_local(stream& s) {
   e.stack = slot.stack;
   e.alloc_thread = s.index;
   e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
+  e.tag = slot.tag;
   // The stream's latest allocation: nothing allocated in between. A free of an earlier one
   // leaves the latest as it is (it may be freed next, in a later block, with its address).
   e.temporary = s.latest;
@@ -675,10 +720,11 @@ void event_merge::state::process_free_kept(stream& s) {
   live_block b{};
   if (s.kept.erase(s.slot, b)) {
     e.matched = true;
-    e.size = b.size;
+    e.key = ordinal_key(s.index, s.slot);
+    e.size = unpack(b, e.key).size;
     e.stack = b.stack;
     e.alloc_thread = s.index;
-    e.key = ordinal_key(s.index, s.slot);
+    e.tag = b.tag;
     if (s.has_last_kept && s.last_kept == s.slot) {
       e.temporary = true;
       s.has_last_kept = false;
@@ -698,10 +744,11 @@ void event_merge::state::process_live(stream& s) {
     bool inserted = false;
     live_block& b = live_.get(addr, inserted);
     if (!inserted) {
-      const forgotten_event f{b.size, b.stack, addr};
+      const forgotten_event f{unpack(b, addr).size, b.stack, addr, b.tag};
       for (event_sink* sink : sinks_) sink->on_forgotten(f);
     }
     b = kept;
+    rekey(b, ordinal_key(s.index, s.scratch[i]), addr);
     for (event_sink* sink : sinks_) sink->on_rekey(ordinal_key(s.index, s.scratch[i]), addr);
     if (s.has_last_kept && s.last_kept == s.scratch[i]) {
       s.has_last_kept = false;
@@ -730,12 +777,14 @@ void event_merge::state::process_free(stream& s) {
   e.address = s.addr;
   live_block b{};
   if (live_.erase(s.addr, b)) {
+    const wide_block w = unpack(b, s.addr);
     e.matched = true;
-    e.size = b.size;
+    e.size = w.size;
     e.stack = b.stack;
-    e.alloc_thread = b.stream;
+    e.alloc_thread = w.stream;
     e.key = s.addr;
-    if (b.stream == s.index && s.has_last_alloc && s.last_alloc == s.addr) {
+    e.tag = b.tag;
+    if (w.stream == s.index && s.has_last_alloc && s.last_alloc == s.addr) {
       e.temporary = true;
       s.has_last_alloc = false;
     }
@@ -871,6 +920,7 @@ void event_merge::state::run() {
   // What only the merge needed: the live blocks (the sinks counted what is left) and the
   // tables that interned the stacks. Their memory goes before the stacks are symbolized.
   live_ = detail::u64_map<live_block>();
+  wide_.clear();
   for (stream& s : streams_) s.kept = decltype(s.kept)();
   location_of_address_ = detail::u64_map<std::uint32_t>();
   other_locations_.clear();

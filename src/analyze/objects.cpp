@@ -1,5 +1,6 @@
-// Growth chains: each allocation starts an object; the free of a block continues its object in
-// a new block instead of ending it when the new block is a fresh allocation of the same stack
+// Growth chains: each allocation starts an object, whose number the merge keeps with its block
+// (alloc_event::tag); the free of a block continues its object in a new block instead of ending
+// it when the new block is a fresh allocation of the same stack
 // and thread, larger, among the thread's `recent` latest allocations, with no free by the thread
 // since (a growth allocates, moves the elements and then frees the old buffer; a loop that
 // makes and destroys objects of one stack frees between them).
@@ -71,54 +72,49 @@ std::uint32_t object_tracker::new_object() {
     unused_.pop_back();
     return i;
   }
-  objects_.emplace_back();
+  objects_.grow_to(objects_.size() + 1);
   return static_cast<std::uint32_t>(objects_.size() - 1);
 }
 
 void object_tracker::on_alloc(const alloc_event& e) {
   thread_state& t = thread_of(e.thread);
-  if (e.lost || e.key == 0) {  // never live: no object to follow
+  if (e.tag == nullptr) {  // never live: no object to follow
     ++t.allocations;
     return;
   }
   stack_of(e.stack);  // sized for it
   const std::uint32_t index = new_object();
-  object& o = objects_[index];
-  o = object{t.allocations, e.size, e.size, e.key, e.stack, e.thread, 1};
+  if (++serial_ == 0) serial_ = 1;  // (after 2^32 objects: an alive one is never that old)
+  objects_[index] = object{t.allocations, e.size, e.size, serial_, e.stack, e.thread, 1};
   ++t.allocations;
-  bool inserted = false;
-  std::uint32_t& slot = of_block_.get(e.key, inserted);
-  if (!inserted) end(slot, false);  // its end was not recorded (the merge says forgotten first)
-  slot = index;
+  *e.tag = index + 1;  // the merge keeps it with the block: 0 is no object
   ++alive_[e.stack];
-  t.latest[t.next++ % recent] = recent_alloc{e.key, t.frees, e.stack, index};
+  t.latest[t.next++ % recent] = recent_alloc{t.frees, serial_, e.stack, index};
 }
 
 void object_tracker::on_free(const free_event& e) {
   thread_state& t = thread_of(e.thread);
   const std::uint64_t frees = t.frees++;
-  if (!e.matched || e.key == 0) return;
-  std::uint32_t index = 0;
-  if (!of_block_.erase(e.key, index)) return;
+  if (!e.matched || e.tag == 0 || e.tag > objects_.size()) return;
+  const std::uint32_t index = e.tag - 1;
   object& o = objects_[index];
+  if (o.serial == 0) return;  // not alive (cannot happen with a well-formed trace)
   if (e.thread == o.thread) {
-    // The newest fresh allocation of the same stack: the new buffer of a growth.
+    // The newest fresh allocation of the same stack: the new buffer of a growth. The object
+    // goes on in it: the new block's object takes the old one's history.
     for (std::size_t k = 1; k <= recent && k <= t.next; ++k) {
       recent_alloc& l = t.latest[(t.next - k) % recent];
-      if (l.key == 0 || l.stack != o.stack || l.object == index || l.frees != frees) continue;
+      if (l.serial == 0 || l.stack != o.stack || l.object == index || l.frees != frees) continue;
       object& grown = objects_[l.object];
-      if (grown.key != l.key || grown.allocations != 1 || grown.thread != o.thread ||
+      if (grown.serial != l.serial || grown.allocations != 1 || grown.thread != o.thread ||
           grown.last_size <= o.last_size)
         continue;
-      std::uint32_t* block = of_block_.find(l.key);
-      if (block == nullptr || *block != l.object) continue;
-      *block = index;
-      o.allocations += 1;
-      o.last_size = grown.last_size;
-      o.key = grown.key;
+      grown.allocations += o.allocations;
+      grown.born = o.born;
+      grown.first_size = o.first_size;
       --alive_[o.stack];
-      unused_.push_back(l.object);
-      l.key = 0;
+      release(index);
+      l.serial = 0;
       return;
     }
   }
@@ -126,22 +122,13 @@ void object_tracker::on_free(const free_event& e) {
 }
 
 void object_tracker::on_forgotten(const forgotten_event& e) {
-  std::uint32_t index = 0;
-  if (e.key != 0 && of_block_.erase(e.key, index)) end(index, false);
+  if (e.tag != 0 && e.tag <= objects_.size() && objects_[e.tag - 1].serial != 0)
+    end(e.tag - 1, false);
 }
 
-void object_tracker::on_rekey(std::uint64_t from, std::uint64_t to) {
-  std::uint32_t index = 0;
-  if (!of_block_.erase(from, index)) return;
-  bool inserted = false;
-  std::uint32_t& slot = of_block_.get(to, inserted);
-  if (!inserted) end(slot, false);
-  slot = index;
-  objects_[index].key = to;
-  const auto thread = static_cast<std::uint32_t>((from >> 40) & ((1u << 23) - 1));
-  if (thread < threads_.size())
-    for (recent_alloc& l : threads_[thread].latest)
-      if (l.key == from) l.key = to;
+void object_tracker::release(std::uint32_t index) {
+  objects_[index].serial = 0;
+  unused_.push_back(index);
 }
 
 void object_tracker::end(std::uint32_t index, bool alive) {
@@ -163,16 +150,13 @@ void object_tracker::end(std::uint32_t index, bool alive) {
   c.first_sizes.add(histogram::bucket_of(o.first_size), 1);
   c.final_sizes.add(histogram::bucket_of(o.last_size), 1);
   --alive_[o.stack];
-  unused_.push_back(index);
+  release(index);
 }
 
 void object_tracker::finish() {
-  std::vector<std::uint32_t> alive;
-  of_block_.for_each([&](std::uint64_t, std::uint32_t index) { alive.push_back(index); });
-  std::sort(alive.begin(), alive.end());  // a deterministic order of the size lists' inserts
-  for (std::uint32_t index : alive) end(index, true);
-  of_block_ = detail::u64_map<std::uint32_t>();
-  objects_ = std::vector<object>();
+  for (std::uint32_t i = 0; i < objects_.size(); ++i)
+    if (objects_[i].serial != 0) end(i, true);
+  objects_ = detail::grow_array<object>();
   unused_ = std::vector<std::uint32_t>();
 }
 

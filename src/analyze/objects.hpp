@@ -61,7 +61,6 @@ class object_tracker final : public event_sink {
   void on_alloc(const alloc_event& e) override;
   void on_free(const free_event& e) override;
   void on_forgotten(const forgotten_event& e) override;
-  void on_rekey(std::uint64_t from, std::uint64_t to) override;
 
   /// Once the merge is done: the objects alive at the end are counted.
   void finish();
@@ -76,14 +75,14 @@ class object_tracker final : public event_sink {
     std::uint64_t born = 0;  // its thread's allocation count before its first allocation
     std::uint64_t first_size = 0;
     std::uint64_t last_size = 0;
-    std::uint64_t key = 0;  // its live block's
+    std::uint32_t serial = 0;  // which object this is; 0: none (its number free for reuse)
     std::uint32_t stack = 0;
     std::uint32_t thread = 0;
     std::uint32_t allocations = 0;
   };
   struct recent_alloc {
-    std::uint64_t key = 0;
-    std::uint64_t frees = 0;  // its thread's frees before it
+    std::uint64_t frees = 0;   // its thread's frees before it
+    std::uint32_t serial = 0;  // its object's serial; 0: none (taken by a growth)
     std::uint32_t stack = 0;
     std::uint32_t object = 0;
   };
@@ -99,13 +98,15 @@ class object_tracker final : public event_sink {
   std::uint32_t new_object();
   /// The object ends: freed (`alive` false) or alive at the end of the trace.
   void end(std::uint32_t index, bool alive);
+  /// Its number may be given to a new object.
+  void release(std::uint32_t index);
 
   std::vector<object_counts> stacks_;
   std::vector<std::uint64_t> alive_;  // per stack, now
   std::vector<thread_state> threads_;
-  std::vector<object> objects_;
-  std::vector<std::uint32_t> unused_;        // indexes into objects_ free for reuse
-  detail::u64_map<std::uint32_t> of_block_;  // live block key -> its object
+  detail::grow_array<object> objects_;  // grows by moving its pages, not by a copy
+  std::vector<std::uint32_t> unused_;  // indexes into objects_ free for reuse
+  std::uint32_t serial_ = 0;           // the latest object's serial
 };
 
 }  // namespace lowalloc::analyze

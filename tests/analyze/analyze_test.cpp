@@ -519,6 +519,29 @@ TEST(Analyze, LiveHandsKeptAllocationsToTheirAddresses) {
   EXPECT_EQ(a.totals.temporary, 1u);  // 0x700, the latest, freed by its own thread
 }
 
+TEST(Analyze, BlocksOfATerabyteOrMoreKeepTheirSizesThroughEveryPath) {
+  // The merge packs a live block's size with its stream in one word up to 2^40 bytes; larger
+  // blocks keep theirs on the side, whichever way the trace names them: by address (listed and
+  // freed in a later block), by ordinal (kept), by ordinal then address (LIVE), or forgotten.
+  constexpr std::uint64_t tb = std::uint64_t{1} << 40;
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000});
+  w.alloc(1, 3 * tb, 0xA0, 1).alloc(2, 5 * tb, 0xB0, 1).alloc(3, 7 * tb, 0xC0, 1);
+  w.alloc(4, tb + 1, 0xD0, 1).kept().end_block(false);
+  w.block(1, 5).free_kept(5, 0).live(6, {{1, 0xB0}, {3, 0xD0}}).end_block();
+  w.block(2, 7).free(7, 0xB0).end_block();
+  w.block(1, 8).alloc(8, 16, 0xD0, 1).end_block();  // 0xD0 again: tb + 1 is forgotten
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 5u);
+  EXPECT_EQ(a.totals.bytes_allocated, 16 * tb + 1 + 16);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  // Left: 7 TB kept by ordinal, and the 16 bytes at 0xD0; tb + 1 was released uncounted.
+  EXPECT_EQ(a.totals.leaked_allocations, 2u);
+  EXPECT_EQ(a.totals.leaked_bytes, 7 * tb + 16);
+  EXPECT_EQ(a.totals.peak_bytes, 16 * tb + 1);
+}
+
 TEST(Analyze, StackSharedTakesTheOuterFramesOfThePreviousStack) {
   trace_writer w;
   w.block(1, 0).stack(1, {0x1000, 0x2000, 0x3000}).alloc(1, 8, 0x500, 1);
