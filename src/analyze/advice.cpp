@@ -62,6 +62,20 @@ std::uint64_t capacity_of(std::size_t bucket, std::uint64_t element) {
   return top / element;
 }
 
+// Each last block's capacity in elements, with its objects; `largest` the largest capacity.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> last_capacities(const object_counts& o,
+                                                                     std::uint64_t element,
+                                                                     std::uint64_t& largest) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> capacities;
+  largest = 0;
+  for (const size_counts::bucket_count& b : o.final_sizes.buckets) {
+    const std::uint64_t c = std::max<std::uint64_t>(1, capacity_of(b.bucket, element));
+    capacities.emplace_back(c, b.count);
+    largest = std::max(largest, c);
+  }
+  return capacities;
+}
+
 double seconds_saved(std::uint64_t before, std::uint64_t after, std::uint64_t objects,
                      std::uint64_t sizeof_before, std::uint64_t sizeof_after,
                      const cost_model& costs) {
@@ -109,14 +123,9 @@ bool advise_small_vector(const group& g, std::size_t site, const cost_model& cos
   const auto [element, first_share] = common_first_size(o);
   if (element == 0 || o.objects == 0) return false;
   const std::string type = detail::first_template_argument(g.op.container);
-  // Each last block's capacity in elements, with its objects.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> capacities;
   std::uint64_t largest = 0;
-  for (const size_counts::bucket_count& b : o.final_sizes.buckets) {
-    const std::uint64_t c = std::max<std::uint64_t>(1, capacity_of(b.bucket, element));
-    capacities.emplace_back(c, b.count);
-    largest = std::max(largest, c);
-  }
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> capacities =
+      last_capacities(o, element, largest);
   advice_item it = item_of(g, site, "small_vector");
   it.element = type;
   it.element_size = element;
@@ -174,6 +183,56 @@ bool advise_small_vector(const group& g, std::size_t site, const cost_model& cos
   it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " allocations from " +
             with_commas(o.objects) + " vectors; " + percent_text(it.chosen.coverage) +
             " never exceed " + std::to_string(it.chosen.inline_capacity) + " elements";
+  out = std::move(it);
+  return true;
+}
+
+// reserve(n) before a vector's growth: each object allocates once if it holds n elements or
+// fewer, else once and then once per doubling from n.
+bool advise_reserve(const group& g, std::size_t site, const cost_model& costs, advice_item& out) {
+  const object_counts& o = g.objects;
+  const auto [element, first_share] = common_first_size(o);
+  if (element == 0 || o.objects == 0 || g.allocations < 2 * o.objects) return false;
+  std::uint64_t largest = 0;
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> capacities =
+      last_capacities(o, element, largest);
+  advice_item it = item_of(g, site, "reserve");
+  it.element = detail::first_template_argument(g.op.container);
+  it.element_size = element;
+  std::uint64_t best_after = ~std::uint64_t{0};
+  for (std::uint64_t n = 2; n / 2 < largest && n <= (1u << 24); n *= 2) {
+    advice_option opt;
+    opt.reserve = n;
+    opt.suggestion = "v.reserve(" + std::to_string(n) + ")";
+    std::uint64_t fitting = 0;
+    for (const auto& [c, count] : capacities) {
+      opt.allocations_after += count * (1 + detail::small_vector_allocations(c, n));
+      if (c <= n) fitting += count;
+    }
+    opt.allocations_after = std::min(opt.allocations_after, g.allocations);
+    opt.coverage = static_cast<double>(fitting) / static_cast<double>(o.objects);
+    opt.sizeof_before = opt.sizeof_after = 24;
+    opt.estimated_seconds_saved =
+        seconds_saved(g.allocations, opt.allocations_after, 0, 0, 0, costs);
+    best_after = std::min(best_after, opt.allocations_after);
+    it.options.push_back(std::move(opt));
+  }
+  if (it.options.empty() || best_after >= g.allocations) return false;
+  // The smallest reservation within a tenth of the fewest allocations: a larger one holds
+  // memory that most objects do not use.
+  for (const advice_option& opt : it.options)
+    if (static_cast<double>(opt.allocations_after) <= 1.1 * static_cast<double>(best_after)) {
+      it.chosen = opt;
+      break;
+    }
+  it.confidence = "medium";
+  it.evidence = "the last capacities bound the sizes: " + percent_text(first_share) +
+                " of the objects grew from one element of " + std::to_string(element) + " bytes";
+  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " allocations from " +
+            with_commas(o.objects) + " vectors, " + std::to_string(g.allocations / o.objects) +
+            "." + std::to_string((g.allocations % o.objects) * 10 / o.objects) + " each; " +
+            percent_text(it.chosen.coverage) + " end at " + std::to_string(it.chosen.reserve) +
+            " elements or fewer";
   out = std::move(it);
   return true;
 }
@@ -384,6 +443,7 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
       const bool vector_growth = g.op.kind == "vector_growth";
       if (g.allocations >= opts.min_allocations) {
         if (vector_growth && advise_small_vector(g, site, costs, it)) found.push_back(it);
+        if (vector_growth && advise_reserve(g, site, costs, it)) found.push_back(it);
         if (g.stacks == 1 && advise_reuse(g, site, costs, it)) found.push_back(it);
         if (is_string_kind(g.op.kind) && advise_small_string(g, site, costs, it))
           found.push_back(it);

@@ -28,8 +28,9 @@ struct cost_model {
 struct advice_option {
   std::string suggestion;             // the code to write
   std::uint64_t inline_capacity = 0;  // N of the suggested type; 0 when it has none
+  std::uint64_t reserve = 0;          // n of reserve(n); 0 for the other kinds
   std::uint64_t allocations_after = 0;
-  double coverage = 0;  // the share of objects that no longer allocate
+  double coverage = 0;  // the share of objects that no longer allocate (reserve: allocate once)
   std::uint64_t sizeof_before = 0;
   std::uint64_t sizeof_after = 0;
   double estimated_seconds_saved = 0;  // allocations removed, less the larger objects' cost

@@ -64,7 +64,7 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
     if (it.options.size() > 1) {
       out << "    options:  N  allocations after  objects without  sizeof  saves\n";
       for (const advice_option& o : it.options) {
-        std::string n = std::to_string(o.inline_capacity);
+        std::string n = std::to_string(o.reserve != 0 ? o.reserve : o.inline_capacity);
         n.insert(0, n.size() < 4 ? 4 - n.size() : 0, ' ');
         std::string after = thousands(o.allocations_after);
         after.insert(0, after.size() < 17 ? 17 - after.size() : 0, ' ');
@@ -92,6 +92,11 @@ void json_option(std::ostream& out, const advice_option& o) {
     out << "null";
   else
     out << o.inline_capacity;
+  out << ", \"reserve\": ";
+  if (o.reserve == 0)
+    out << "null";
+  else
+    out << o.reserve;
   out << ", \"allocations_after\": " << o.allocations_after
       << ", \"coverage\": " << fixed(o.coverage, 4) << ", \"sizeof_before\": " << o.sizeof_before
       << ", \"sizeof_after\": " << o.sizeof_after
@@ -141,6 +146,11 @@ void write_advice_json(std::ostream& out, const analysis& a, const std::vector<a
       out << "null";
     else
       out << c.inline_capacity;
+    out << ", \"reserve\": ";
+    if (c.reserve == 0)
+      out << "null";
+    else
+      out << c.reserve;
     out << ", \"allocations\": " << it.allocations
         << ", \"allocations_after\": " << c.allocations_after << ", \"objects\": " << it.objects
         << ", \"max_alive\": " << it.max_alive << ", \"coverage\": " << fixed(c.coverage, 4)

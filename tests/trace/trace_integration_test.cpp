@@ -1223,6 +1223,16 @@ void check_advice_closed_loop(trace_test& test, const std::string& program) {
   ASSERT_NE(reuse, nullptr);
   checks.push_back(
       {"_growth_reuse", "objects::growth(", growth_before, reuse->chosen.allocations_after});
+  const analyze::advice_item* reserve = find("reserve", "objects::growth(");
+  ASSERT_NE(reserve, nullptr);
+  const auto reserving = [&](const std::string& suggestion) {
+    for (const analyze::advice_option& o : reserve->options)
+      if (o.suggestion == suggestion) return o;
+    ADD_FAILURE() << "no option " << suggestion;
+    return analyze::advice_option{};
+  };
+  checks.push_back({"_growth_reserve16", "objects::growth(", growth_before,
+                    reserving("v.reserve(16)").allocations_after});
   const analyze::advice_item* ss = find("small_string", "objects::held");
   ASSERT_NE(ss, nullptr);
   // The site also makes the strings' objects with new: those stay.
@@ -1243,6 +1253,10 @@ void check_advice_closed_loop(trace_test& test, const std::string& program) {
   EXPECT_EQ(option(*sv, 8).allocations_after, static_cast<std::uint64_t>(2 * k / 10));
   EXPECT_EQ(option(*sv, 16).allocations_after, 0u);
   EXPECT_EQ(reuse->chosen.allocations_after, 5u);
+  EXPECT_EQ(reserving("v.reserve(16)").allocations_after, static_cast<std::uint64_t>(k));
+  EXPECT_EQ(reserving("v.reserve(8)").allocations_after,
+            static_cast<std::uint64_t>(k + 2 * k / 10));
+  EXPECT_EQ(reserve->chosen.suggestion, "v.reserve(16)");
   EXPECT_EQ(option(*ss, 32).allocations_after, 0u);
 }
 

@@ -12,6 +12,7 @@
 // compare the allocations it predicted with the ones the changed program makes:
 //  - OBJECTS_GROWTH_N: growth's vector is a lowalloc::small_vector<int, OBJECTS_GROWTH_N>;
 //  - OBJECTS_GROWTH_REUSE: growth's vector is made once and cleared at each call;
+//  - OBJECTS_GROWTH_RESERVE: growth's vector reserves that many elements first;
 //  - OBJECTS_HELD_N: held's strings are lowalloc::small_string<OBJECTS_HELD_N>.
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,9 @@ __attribute__((noinline)) void growth(long n) {
   v.clear();
 #else
   growth_vector v;
+#endif
+#if defined(OBJECTS_GROWTH_RESERVE)
+  v.reserve(OBJECTS_GROWTH_RESERVE);
 #endif
   for (long i = 0; i < n; ++i) v.push_back(static_cast<int>(i));
   sink = sink + static_cast<long>(v.size());
