@@ -105,8 +105,8 @@ class object_tracker final : public event_sink {
   std::vector<std::uint64_t> alive_;  // per stack, now
   std::vector<thread_state> threads_;
   detail::grow_array<object> objects_;  // grows by moving its pages, not by a copy
-  std::vector<std::uint32_t> unused_;  // indexes into objects_ free for reuse
-  std::uint32_t serial_ = 0;           // the latest object's serial
+  std::vector<std::uint32_t> unused_;   // indexes into objects_ free for reuse
+  std::uint32_t serial_ = 0;            // the latest object's serial
 };
 
 }  // namespace lowalloc::analyze
