@@ -45,12 +45,6 @@ struct recorded_stacks {
   std::vector<location> locations;    // each distinct (address, module) once
 };
 
-/// The key of a block that the trace names by its stream and allocation ordinal, not its
-/// address (freed within its block, or kept past it): above every address.
-constexpr std::uint64_t ordinal_key(std::uint32_t thread, std::uint64_t ordinal) noexcept {
-  return std::uint64_t{1} << 63 | std::uint64_t{thread} << 40 | (ordinal & ((1ull << 40) - 1));
-}
-
 struct alloc_event {
   std::uint32_t thread = 0;  // the stream, numbered in order of its first block
   std::uint64_t tick = 0;
@@ -59,10 +53,6 @@ struct alloc_event {
   std::uint32_t stack = 0;    // into recorded_stacks::stacks
   std::uint64_t address = 0;  // 0: not in the trace (freed within its block, or lost)
   bool lost = false;          // its free was not recorded: it is never live
-  // Which block this is while it lives: its address, or ordinal_key() when the trace names it by
-  // ordinal (on_rekey gives its address later, if it gets one); 0 when lost. The free_event or
-  // forgotten_event that ends the block carries the same key.
-  std::uint64_t key = 0;
   // A word the merge keeps with the block while it lives, for one analysis to set here (the
   // objects analysis: its object's number) and read back from the free_event or forgotten_event
   // that ends the block: no table of its own of every live block. nullptr when lost; valid only
@@ -80,7 +70,6 @@ struct free_event {
   std::uint32_t stack = 0;
   std::uint32_t alloc_thread = 0;
   bool temporary = false;  // freed before its thread allocated anything else
-  std::uint64_t key = 0;   // the allocation's alloc_event::key (when matched)
   std::uint32_t tag = 0;   // the word set at its alloc_event::tag (when matched)
 };
 
@@ -88,7 +77,6 @@ struct free_event {
 struct forgotten_event {
   std::uint64_t size = 0;
   std::uint32_t stack = 0;
-  std::uint64_t key = 0;  // its alloc_event::key
   std::uint32_t tag = 0;  // its alloc_event::tag's word
 };
 
@@ -128,9 +116,6 @@ class event_sink {
   virtual void on_alloc(const alloc_event&) {}
   virtual void on_free(const free_event&) {}
   virtual void on_forgotten(const forgotten_event&) {}
-  /// A live block known by ordinal_key `from` is known by its address `to` from here on (a LIVE
-  /// record, written before a second thread may free it).
-  virtual void on_rekey(std::uint64_t /*from*/, std::uint64_t /*to*/) {}
 };
 
 }  // namespace lowalloc::analyze

@@ -27,7 +27,8 @@ constexpr std::uint32_t no_module = recorded_stacks::no_module;
 constexpr std::uint32_t not_a_stack = ~std::uint32_t{0};
 
 // A live block in 16 bytes: its size and stream share a word (size < 2^40, stream < 2^24 - 1);
-// a block past either limit has them in the merge's `wide_` table, by its key, instead. `tag` is
+// a block past either limit has them in the merge's `wide_` table, by its address or
+// ordinal_key, instead. `tag` is
 // the word an analysis keeps with the block (alloc_event::tag).
 struct live_block {
   static constexpr std::uint64_t wide = ~std::uint64_t{0};
@@ -35,6 +36,12 @@ struct live_block {
   std::uint32_t stack;
   std::uint32_t tag;
 };
+
+// The key of a block that the trace names by its stream and allocation ordinal, not its
+// address (kept past its block): above every address.
+constexpr std::uint64_t ordinal_key(std::uint32_t thread, std::uint64_t ordinal) noexcept {
+  return std::uint64_t{1} << 63 | std::uint64_t{thread} << 40 | (ordinal & ((1ull << 40) - 1));
+}
 
 struct wide_block {
   std::uint64_t size;
@@ -650,14 +657,13 @@ void event_merge::state::process_alloc(stream& s) {
       if (slot.dropped != 0 && s.kept.erase(slot.dropped - 1, dropped)) {
         // It received the address of a kept block whose FREE was not recorded.
         const std::uint64_t key = ordinal_key(s.index, slot.dropped - 1);
-        const forgotten_event f{unpack(dropped, key).size, dropped.stack, key, dropped.tag};
+        const forgotten_event f{unpack(dropped, key).size, dropped.stack, dropped.tag};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       const std::uint64_t ordinal = s.ordinal_base + s.slot;
-      e.key = ordinal_key(s.index, ordinal);
       bool inserted = false;
       live_block& b = s.kept.get(ordinal, inserted);
-      b = make_block(s.size, s.stack, s.index, e.key);
+      b = make_block(s.size, s.stack, s.index, ordinal_key(s.index, ordinal));
       e.tag = &b.tag;
       s.has_last_alloc = false;
       s.has_last_kept = true;
@@ -670,7 +676,6 @@ void event_merge::state::process_alloc(stream& s) {
       s.has_last_alloc = false;
       break;
     case slot_state::local:
-      e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
       e.tag = &slot.tag;
       slot.size = s.size;
       slot.stack = s.stack;
@@ -681,7 +686,7 @@ void event_merge::state::process_alloc(stream& s) {
       live_block& b = live_.get(slot.addr, inserted);
       if (!inserted) {
         // The address is live already: its FREE was not recorded. The old block goes, uncounted.
-        const forgotten_event f{unpack(b, slot.addr).size, b.stack, slot.addr, b.tag};
+        const forgotten_event f{unpack(b, slot.addr).size, b.stack, b.tag};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       b = make_block(s.size, s.stack, s.index, slot.addr);
@@ -689,7 +694,6 @@ void event_merge::state::process_alloc(stream& s) {
       s.has_last_alloc = true;
       s.last_alloc = slot.addr;
       e.address = slot.addr;
-      e.key = slot.addr;
       break;
     }
   }
@@ -705,7 +709,6 @@ void event_merge::state::process_free_local(stream& s) {
   e.size = slot.size;
   e.stack = slot.stack;
   e.alloc_thread = s.index;
-  e.key = ordinal_key(s.index, s.ordinal_base + s.slot);
   e.tag = slot.tag;
   // The stream's latest allocation: nothing allocated in between. A free of an earlier one
   // leaves the latest as it is (it may be freed next, in a later block, with its address).
@@ -720,8 +723,7 @@ void event_merge::state::process_free_kept(stream& s) {
   live_block b{};
   if (s.kept.erase(s.slot, b)) {
     e.matched = true;
-    e.key = ordinal_key(s.index, s.slot);
-    e.size = unpack(b, e.key).size;
+    e.size = unpack(b, ordinal_key(s.index, s.slot)).size;
     e.stack = b.stack;
     e.alloc_thread = s.index;
     e.tag = b.tag;
@@ -744,12 +746,11 @@ void event_merge::state::process_live(stream& s) {
     bool inserted = false;
     live_block& b = live_.get(addr, inserted);
     if (!inserted) {
-      const forgotten_event f{unpack(b, addr).size, b.stack, addr, b.tag};
+      const forgotten_event f{unpack(b, addr).size, b.stack, b.tag};
       for (event_sink* sink : sinks_) sink->on_forgotten(f);
     }
     b = kept;
     rekey(b, ordinal_key(s.index, s.scratch[i]), addr);
-    for (event_sink* sink : sinks_) sink->on_rekey(ordinal_key(s.index, s.scratch[i]), addr);
     if (s.has_last_kept && s.last_kept == s.scratch[i]) {
       s.has_last_kept = false;
       s.has_last_alloc = true;
@@ -782,7 +783,6 @@ void event_merge::state::process_free(stream& s) {
     e.size = w.size;
     e.stack = b.stack;
     e.alloc_thread = w.stream;
-    e.key = s.addr;
     e.tag = b.tag;
     if (w.stream == s.index && s.has_last_alloc && s.last_alloc == s.addr) {
       e.temporary = true;
