@@ -18,6 +18,7 @@ namespace lowalloc::analyze {
 struct cost_model {
   double malloc_free_seconds = 20e-9;  // one malloc + free of a small block
   double cache_line_seconds = 2e-9;    // touching one more cache line per object made
+  double pool_seconds = 3e-9;          // lowalloc::pool's allocate + deallocate of one slot
   std::string source = "assumed";      // "measured at advise time", or "assumed"
 
   /// Measures both on this machine (a few milliseconds).
@@ -29,6 +30,7 @@ struct advice_option {
   std::string suggestion;             // the code to write
   std::uint64_t inline_capacity = 0;  // N of the suggested type; 0 when it has none
   std::uint64_t reserve = 0;          // n of reserve(n); 0 for the other kinds
+  std::uint64_t slot_size = 0;        // pool: the slot size; 0 for the other kinds
   std::uint64_t allocations_after = 0;
   double coverage = 0;  // the share of objects that no longer allocate (reserve: allocate once)
   std::uint64_t sizeof_before = 0;
@@ -37,7 +39,9 @@ struct advice_option {
 };
 
 struct advice_item {
-  std::string kind;        // small_vector, small_string, reserve, reuse, none
+  // small_vector, inplace_vector, small_string, fixed_string, reserve, reuse, pool, flat_map,
+  // make_shared, function, copy, transparent_lookup, none (docs/advise.md)
+  std::string kind;
   std::string confidence;  // high, medium, low
   std::size_t site = 0;    // into analysis::sites
   std::string container;   // as the user wrote it: "std::vector<int>"
@@ -73,11 +77,21 @@ std::uint64_t small_vector_sizeof(std::uint64_t size, std::uint64_t align, std::
 std::uint64_t inplace_vector_sizeof(std::uint64_t size, std::uint64_t align, std::uint64_t n);
 /// sizeof(lowalloc::small_string<N>).
 std::uint64_t small_string_sizeof(std::uint64_t n);
+/// sizeof(lowalloc::fixed_string<N>).
+std::uint64_t fixed_string_sizeof(std::uint64_t n);
 /// Allocations a small_vector<T, N> makes for an object whose std::vector grew to `capacity`
 /// elements by doubling: 0 when it fits, else the doublings from N to at least `capacity`.
 std::uint64_t small_vector_allocations(std::uint64_t capacity, std::uint64_t n);
 /// The first template argument of "std::vector<int>": "int" (empty when there is none).
 std::string first_template_argument(const std::string& type);
+/// The template arguments of "std::map<int, std::pair<int, int>>": "int", "std::pair<int, int>".
+std::vector<std::string> template_arguments(const std::string& type);
+/// A node container as the user writes it with lowalloc::pool_allocator: "std::map<K, V>" is
+/// "std::map<K, V, std::less<K>, lowalloc::pool_allocator<std::pair<const K, V>>>". Empty for a
+/// type that is not a standard node container.
+std::string with_pool_allocator(const std::string& container);
+/// Whether line `text` of the source calls a lookup (find, count, contains, at, [], ...).
+bool looks_up(const std::string& text);
 
 }  // namespace detail
 

@@ -26,7 +26,7 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
   out << "lowalloc advise: " << thousands(a.totals.allocations) << " allocations; costs "
       << costs.source << ": " << fixed(costs.malloc_free_seconds * 1e9, 1)
       << " ns per malloc + free, " << fixed(costs.cache_line_seconds * 1e9, 1)
-      << " ns per cache line\n";
+      << " ns per cache line, " << fixed(costs.pool_seconds * 1e9, 1) << " ns per pool slot\n";
   if (advice.empty()) {
     out << "\nno sites to advise on\n";
     return;
@@ -52,19 +52,23 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
     }
     const advice_option& c = it.chosen;
     out << "    change: " << c.suggestion;
-    if (!it.container.empty() && (it.kind == "small_vector" || it.kind == "small_string"))
+    if (!it.container.empty() && (it.kind == "small_vector" || it.kind == "small_string" ||
+                                  it.kind == "pool" || it.kind == "flat_map"))
       out << "  (instead of " << it.container << ")";
     out << '\n';
     out << "    allocations " << thousands(it.allocations) << " -> "
         << thousands(c.allocations_after);
     if (c.sizeof_before != 0)
-      out << ", object " << c.sizeof_before << " -> " << c.sizeof_after << " bytes";
+      out << (it.kind == "pool" ? ", node " : ", object ") << c.sizeof_before << " -> "
+          << c.sizeof_after << " bytes";
     out << ", at most " << thousands(it.max_alive) << " alive at once\n";
     out << "    evidence: " << it.evidence << '\n';
     if (it.options.size() > 1) {
       out << "    options:  N  allocations after  objects without  sizeof  saves\n";
       for (const advice_option& o : it.options) {
-        std::string n = std::to_string(o.reserve != 0 ? o.reserve : o.inline_capacity);
+        std::string n = std::to_string(o.reserve != 0     ? o.reserve
+                                       : o.slot_size != 0 ? o.slot_size
+                                                          : o.inline_capacity);
         n.insert(0, n.size() < 4 ? 4 - n.size() : 0, ' ');
         std::string after = thousands(o.allocations_after);
         after.insert(0, after.size() < 17 ? 17 - after.size() : 0, ' ');
@@ -75,8 +79,9 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
         out << "           " << n << "  " << after << "  " << cover << "  " << size << "  "
             << seconds(o.estimated_seconds_saved)
             << (o.suggestion == c.suggestion ? "  <- chosen" : "")
-            << (o.suggestion.find("inplace_vector") != std::string::npos
-                    ? "  inplace_vector: the bound must hold for every object"
+            << (o.suggestion.find("inplace_vector") != std::string::npos ||
+                        o.suggestion.find("fixed_string") != std::string::npos
+                    ? "  a fixed bound: it must hold for every object"
                     : "")
             << '\n';
       }
@@ -97,6 +102,11 @@ void json_option(std::ostream& out, const advice_option& o) {
     out << "null";
   else
     out << o.reserve;
+  out << ", \"slot_size\": ";
+  if (o.slot_size == 0)
+    out << "null";
+  else
+    out << o.slot_size;
   out << ", \"allocations_after\": " << o.allocations_after
       << ", \"coverage\": " << fixed(o.coverage, 4) << ", \"sizeof_before\": " << o.sizeof_before
       << ", \"sizeof_after\": " << o.sizeof_after
@@ -111,7 +121,7 @@ void write_advice_json(std::ostream& out, const analysis& a, const std::vector<a
       << ",\n  \"costs\": {\"source\": " << json_string(costs.source)
       << ", \"malloc_free_seconds\": " << fixed(costs.malloc_free_seconds, 12)
       << ", \"cache_line_seconds\": " << fixed(costs.cache_line_seconds, 12)
-      << "},\n  \"advice\": [";
+      << ", \"pool_seconds\": " << fixed(costs.pool_seconds, 12) << "},\n  \"advice\": [";
   for (std::size_t i = 0; i < advice.size(); ++i) {
     const advice_item& it = advice[i];
     const site& s = a.sites[it.site];
@@ -151,6 +161,11 @@ void write_advice_json(std::ostream& out, const analysis& a, const std::vector<a
       out << "null";
     else
       out << c.reserve;
+    out << ", \"slot_size\": ";
+    if (c.slot_size == 0)
+      out << "null";
+    else
+      out << c.slot_size;
     out << ", \"allocations\": " << it.allocations
         << ", \"allocations_after\": " << c.allocations_after << ", \"objects\": " << it.objects
         << ", \"max_alive\": " << it.max_alive << ", \"coverage\": " << fixed(c.coverage, 4)

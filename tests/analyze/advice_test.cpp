@@ -17,10 +17,14 @@
 namespace {
 
 using lowalloc::analyze::detail::first_template_argument;
+using lowalloc::analyze::detail::fixed_string_sizeof;
 using lowalloc::analyze::detail::inplace_vector_sizeof;
+using lowalloc::analyze::detail::looks_up;
 using lowalloc::analyze::detail::small_string_sizeof;
 using lowalloc::analyze::detail::small_vector_allocations;
 using lowalloc::analyze::detail::small_vector_sizeof;
+using lowalloc::analyze::detail::template_arguments;
+using lowalloc::analyze::detail::with_pool_allocator;
 
 template <class T, std::size_t N>
 void expect_small_vector_size() {
@@ -57,6 +61,9 @@ TEST(Advice, ObjectSizesAreTheTypesOwn) {
   EXPECT_EQ(small_string_sizeof(40), sizeof(lowalloc::small_string<40>));
   EXPECT_EQ(small_string_sizeof(64), sizeof(lowalloc::small_string<64>));
   EXPECT_EQ(small_string_sizeof(128), sizeof(lowalloc::small_string<128>));
+  EXPECT_EQ(fixed_string_sizeof(15), sizeof(lowalloc::fixed_string<15>));
+  EXPECT_EQ(fixed_string_sizeof(40), sizeof(lowalloc::fixed_string<40>));
+  EXPECT_EQ(fixed_string_sizeof(63), sizeof(lowalloc::fixed_string<63>));
 }
 
 // Counts the allocations of a small_vector through an allocator (the realloc path is for
@@ -107,6 +114,40 @@ TEST(Advice, TheElementTypeIsTheFirstTemplateArgument) {
   EXPECT_EQ(first_template_argument("std::vector<void (*)(int, int)>"), "void (*)(int, int)");
   EXPECT_EQ(first_template_argument("std::string"), "");
   EXPECT_EQ(first_template_argument(""), "");
+}
+
+TEST(Advice, TemplateArgumentsAreSplitAtTheTopLevel) {
+  EXPECT_EQ(template_arguments("std::map<int, std::pair<int, long>>"),
+            (std::vector<std::string>{"int", "std::pair<int, long>"}));
+  EXPECT_EQ(template_arguments("std::list<void (*)(int, int)>"),
+            (std::vector<std::string>{"void (*)(int, int)"}));
+  EXPECT_TRUE(template_arguments("int").empty());
+}
+
+// The container the pool advice writes out must be the type a user would write: the same
+// default arguments, and the allocator of the node's value type.
+TEST(Advice, PoolAllocatorTypesAreTheStandardDefaultsWithThePoolsAllocator) {
+  EXPECT_EQ(with_pool_allocator("std::map<long, long>"),
+            "std::map<long, long, std::less<long>, "
+            "lowalloc::pool_allocator<std::pair<const long, long>>>");
+  EXPECT_EQ(with_pool_allocator("std::set<std::string>"),
+            "std::set<std::string, std::less<std::string>, "
+            "lowalloc::pool_allocator<std::string>>");
+  EXPECT_EQ(with_pool_allocator("std::unordered_map<int, double>"),
+            "std::unordered_map<int, double, std::hash<int>, std::equal_to<int>, "
+            "lowalloc::pool_allocator<std::pair<const int, double>>>");
+  EXPECT_EQ(with_pool_allocator("std::list<int>"), "std::list<int, lowalloc::pool_allocator<int>>");
+  EXPECT_EQ(with_pool_allocator("std::vector<int>"), "");
+  EXPECT_EQ(with_pool_allocator("std::map<int, int, my_less>"), "");  // a comparator of its own
+}
+
+TEST(Advice, LookupsAreCallsOfTheLookupMembersOrASubscriptByName) {
+  EXPECT_TRUE(looks_up("  return table.find(key) != table.end();"));
+  EXPECT_TRUE(looks_up("if (m.count(name)) ++n;"));
+  EXPECT_TRUE(looks_up("total += prices[\"apple\"];"));
+  EXPECT_TRUE(looks_up("auto& v = index->at(k);"));
+  EXPECT_FALSE(looks_up("v[0] = std::string(text);"));
+  EXPECT_FALSE(looks_up("names.push_back(text);"));
 }
 
 }  // namespace
