@@ -4,6 +4,7 @@
 
 #include "analyze/operation.hpp"
 
+#include <lowalloc/arena.hpp>
 #include <lowalloc/pool.hpp>
 
 #include <algorithm>
@@ -53,6 +54,8 @@ struct group {
   object_counts objects;
   std::size_t stacks = 0;
   std::uint32_t first_stack = 0;  // the first of its stacks, into analysis::stacks
+  std::uint64_t freed_in_bursts = 0;
+  std::vector<burst_phase> phases;  // its stacks' phases that ended with a burst (bursts.hpp)
 };
 
 // The capacity in elements of an object whose last block fell in `bucket`, for elements of
@@ -387,7 +390,8 @@ bool advise_pool(const group& g, std::size_t site, const cost_model& costs, advi
   const std::uint64_t slabs = (alive + per_slab - 1) / per_slab;
   advice_item it = item_of(g, site, "pool");
   it.element_size = node;
-  const std::string with_allocator = detail::with_pool_allocator(g.op.container);
+  const std::string with_allocator =
+      detail::with_allocator(g.op.container, "lowalloc::pool_allocator");
   it.chosen.suggestion = "lowalloc::pool nodes(" + std::to_string(node) + "); " +
                          (with_allocator.empty() ? std::string("the container with "
                                                                "lowalloc::pool_allocator<T>")
@@ -452,6 +456,70 @@ bool advise_flat_map(const group& g, std::size_t site, const cost_model& costs, 
                 "more than changed the trace cannot tell";
   it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " nodes, at most " +
             with_commas(o.max_alive) + " alive at once";
+  out = std::move(it);
+  return true;
+}
+
+// An arena for blocks freed together: the thread frees them in a burst (bursts.hpp) at the end
+// of a phase; a lowalloc::arena<N> that lives for the phase hands them out and frees nothing
+// until it goes, taking from malloc only the chunks its inline N bytes do not cover.
+bool advise_arena(const group& g, std::size_t site, const cost_model& costs, advice_item& out) {
+  constexpr std::size_t min_phases = 10;
+  if (g.phases.size() < min_phases || g.allocations == 0) return false;
+  const double burst_share =
+      static_cast<double>(g.freed_in_bursts) / static_cast<double>(g.allocations);
+  if (burst_share < 0.8) return false;
+  std::uint64_t in_phases = 0;
+  std::uint64_t held = 0;  // the most bytes an arena holds that malloc had already taken back
+  std::vector<std::uint64_t> bytes;
+  for (const burst_phase& p : g.phases) {
+    in_phases += p.allocations;
+    held = std::max(held, p.bytes - std::min(p.bytes, p.burst_bytes));
+    bytes.push_back(p.bytes);
+  }
+  std::sort(bytes.begin(), bytes.end());
+  const std::uint64_t p95 = bytes[(bytes.size() * 95 + 99) / 100 - 1];
+  const std::uint64_t outside = g.allocations - std::min(g.allocations, in_phases);
+  advice_item it = item_of(g, site, "arena");
+  const std::string on_arena = detail::with_allocator(g.op.container, "lowalloc::arena_allocator");
+  for (std::uint64_t n = 1024; n <= 65536; n *= 2) {
+    advice_option opt;
+    opt.arena_size = n;
+    opt.suggestion = "lowalloc::arena<" + std::to_string(n) + "> a; for the phase, and " +
+                     (on_arena.empty() ? std::string("its containers on it "
+                                                     "(lowalloc::arena_allocator<T> or std::pmr)")
+                                       : on_arena + " c(a);");
+    std::uint64_t after = outside;
+    std::uint64_t inline_phases = 0;
+    for (const burst_phase& p : g.phases) {
+      const std::uint64_t size = p.allocations == 0 ? 16 : (p.bytes / p.allocations + 15) / 16 * 16;
+      const std::uint64_t chunks = detail::arena_chunks(n, p.allocations, size);
+      after += chunks;
+      if (chunks == 0) ++inline_phases;
+    }
+    opt.allocations_after = std::min(after, g.allocations);
+    opt.coverage = static_cast<double>(inline_phases) / static_cast<double>(g.phases.size());
+    opt.estimated_seconds_saved =
+        static_cast<double>(g.allocations - opt.allocations_after) * costs.malloc_free_seconds;
+    it.options.push_back(std::move(opt));
+    if (n >= p95) break;  // every larger N only holds more
+  }
+  // The smallest N that keeps 95 % of the phases inline (or the largest offered).
+  it.chosen = it.options.back();
+  if (it.chosen.allocations_after >= g.allocations) return false;
+  it.confidence = "medium";
+  it.evidence = percent_text(burst_share) + " of its blocks were freed in bursts of " +
+                std::to_string(burst_tracker::min_burst) + " frees or more, ending " +
+                with_commas(g.phases.size()) + " phases; 95 % of the phases allocated " +
+                with_commas(p95) + " bytes or fewer here; " +
+                (held == 0 ? std::string("nothing was freed before its burst")
+                           : "an arena holds up to " + with_commas(held) +
+                                 " bytes that malloc had taken back") +
+                " (frees carry no stacks: the bursts are the proxy)";
+  const std::string via = operation_text(g.op);
+  it.what = (via.empty() ? std::string("allocations") : via) + ": " + with_commas(g.allocations) +
+            " allocations, freed together at the end of " + with_commas(g.phases.size()) +
+            " phases";
   out = std::move(it);
   return true;
 }
@@ -645,7 +713,9 @@ std::vector<std::string> template_arguments(const std::string& type) {
   return out;
 }
 
-std::string with_pool_allocator(const std::string& container) {
+std::string with_allocator(const std::string& container, const std::string& allocator) {
+  if (container == "std::string")
+    return "std::basic_string<char, std::char_traits<char>, " + allocator + "<char>>";
   const std::size_t open = container.find('<');
   if (open == std::string::npos) return {};
   const std::string name = container.substr(0, open);
@@ -653,7 +723,7 @@ std::string with_pool_allocator(const std::string& container) {
   if (args.empty()) return {};
   const std::string& k = args[0];
   const auto pair = [&] { return "std::pair<const " + k + ", " + args[1] + ">"; };
-  const auto alloc = [](const std::string& t) { return "lowalloc::pool_allocator<" + t + ">"; };
+  const auto alloc = [&](const std::string& t) { return allocator + "<" + t + ">"; };
   if ((name == "std::map" || name == "std::multimap") && args.size() == 2)
     return name + "<" + k + ", " + args[1] + ", std::less<" + k + ">, " + alloc(pair()) + ">";
   if ((name == "std::set" || name == "std::multiset") && args.size() == 1)
@@ -663,9 +733,28 @@ std::string with_pool_allocator(const std::string& container) {
            alloc(pair()) + ">";
   if ((name == "std::unordered_set" || name == "std::unordered_multiset") && args.size() == 1)
     return name + "<" + k + ", std::hash<" + k + ">, std::equal_to<" + k + ">, " + alloc(k) + ">";
-  if ((name == "std::list" || name == "std::forward_list") && args.size() == 1)
+  if ((name == "std::list" || name == "std::forward_list" || name == "std::vector" ||
+       name == "std::deque") &&
+      args.size() == 1)
     return name + "<" + k + ", " + alloc(k) + ">";
   return {};
+}
+
+std::uint64_t arena_chunks(std::uint64_t n, std::uint64_t blocks, std::uint64_t size) {
+  namespace ad = lowalloc::detail;
+  if (blocks == 0) return 0;
+  size = std::max<std::uint64_t>(size, ad::arena_granule);
+  const std::uint64_t capacity = ad::arena_round_up(n, ad::arena_granule);
+  std::uint64_t chunk = std::max<std::uint64_t>(2 * capacity, ad::arena_min_first_chunk);
+  std::uint64_t left = blocks - std::min(blocks, capacity / size);
+  std::uint64_t chunks = 0;
+  while (left != 0) {
+    if (size + ad::arena_header > chunk) return chunks + left;  // each a chunk of its own
+    ++chunks;
+    left -= std::min(left, (chunk - ad::arena_header) / size);
+    chunk *= 2;
+  }
+  return chunks;
 }
 
 bool looks_up(const std::string& text) {
@@ -784,6 +873,12 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
     }
     g.allocations += st.totals.allocations;
     g.bytes += st.totals.bytes_allocated;
+    if (opts.bursts != nullptr) {
+      if (const burst_counts* b = opts.bursts->of(static_cast<std::uint32_t>(si))) {
+        g.freed_in_bursts += b->freed_in_bursts;
+        g.phases.insert(g.phases.end(), b->phases.begin(), b->phases.end());
+      }
+    }
     if (si < by_stack.size()) g.objects.add(by_stack[si]);
   }
   for (std::size_t site = 0; site < sites; ++site) {
@@ -801,6 +896,7 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
           found.push_back(it);
         if (is_node_kind(g.op.kind) && advise_pool(g, site, costs, it)) found.push_back(it);
         if (advise_flat_map(g, site, costs, it)) found.push_back(it);
+        if (advise_arena(g, site, costs, it)) found.push_back(it);
         if (advise_make_shared(g, site, costs, it)) found.push_back(it);
         if (advise_function(g, site, costs, it)) found.push_back(it);
         if (advise_copy(g, site, costs, it)) found.push_back(it);

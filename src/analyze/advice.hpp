@@ -5,6 +5,7 @@
 #define LOWALLOC_SRC_ANALYZE_ADVICE_HPP
 
 #include "analyze/analysis.hpp"
+#include "analyze/bursts.hpp"
 #include "analyze/objects.hpp"
 
 #include <cstddef>
@@ -31,6 +32,7 @@ struct advice_option {
   std::uint64_t inline_capacity = 0;  // N of the suggested type; 0 when it has none
   std::uint64_t reserve = 0;          // n of reserve(n); 0 for the other kinds
   std::uint64_t slot_size = 0;        // pool: the slot size; 0 for the other kinds
+  std::uint64_t arena_size = 0;       // arena: N of lowalloc::arena<N>; 0 for the other kinds
   std::uint64_t allocations_after = 0;
   double coverage = 0;  // the share of objects that no longer allocate (reserve: allocate once)
   std::uint64_t sizeof_before = 0;
@@ -39,8 +41,8 @@ struct advice_option {
 };
 
 struct advice_item {
-  // small_vector, inplace_vector, small_string, fixed_string, reserve, reuse, pool, flat_map,
-  // make_shared, function, copy, transparent_lookup, none (docs/advise.md)
+  // small_vector, small_string, reserve, reuse, pool, flat_map, arena, make_shared, function,
+  // copy, transparent_lookup, none (inplace_vector and fixed_string are options; docs/advise.md)
   std::string kind;
   std::string confidence;  // high, medium, low
   std::size_t site = 0;    // into analysis::sites
@@ -61,6 +63,7 @@ struct advice_item {
 struct advise_options {
   std::size_t top_sites = 20;           // sites looked at, by allocations
   std::uint64_t min_allocations = 100;  // an operation with fewer gets `none`
+  const burst_tracker* bursts = nullptr;  // for `arena`: the bursts of frees (none: no arena)
 };
 
 /// The advice for the top sites of `a`, whose objects `objects` followed (by_stack()), ranked by
@@ -86,10 +89,16 @@ std::uint64_t small_vector_allocations(std::uint64_t capacity, std::uint64_t n);
 std::string first_template_argument(const std::string& type);
 /// The template arguments of "std::map<int, std::pair<int, int>>": "int", "std::pair<int, int>".
 std::vector<std::string> template_arguments(const std::string& type);
-/// A node container as the user writes it with lowalloc::pool_allocator: "std::map<K, V>" is
-/// "std::map<K, V, std::less<K>, lowalloc::pool_allocator<std::pair<const K, V>>>". Empty for a
-/// type that is not a standard node container.
-std::string with_pool_allocator(const std::string& container);
+/// A container as the user writes it with another allocator (`allocator` names its template,
+/// "lowalloc::pool_allocator"): "std::map<K, V>" is "std::map<K, V, std::less<K>,
+/// lowalloc::pool_allocator<std::pair<const K, V>>>", "std::string" is "std::basic_string<char,
+/// std::char_traits<char>, A<char>>". Empty for a type that is not a standard container with the
+/// default arguments.
+std::string with_allocator(const std::string& container, const std::string& allocator);
+/// The chunks a new lowalloc::arena<n> takes from upstream for `blocks` blocks of `size` bytes
+/// each (a multiple of 16): its inline bytes first, then chunks of 1 KiB or twice the inline size,
+/// each next twice as large, a block that does not fit in what is left of one starting the next.
+std::uint64_t arena_chunks(std::uint64_t n, std::uint64_t blocks, std::uint64_t size);
 /// Whether line `text` of the source calls a lookup (find, count, contains, at, [], ...).
 bool looks_up(const std::string& text);
 

@@ -98,9 +98,12 @@ int advise_main(int argc, char** argv) {
 
   analyze::analysis a;
   analyze::object_tracker tracker;
+  analyze::burst_tracker bursts;
   try {
-    a = analyze::analyze_file(file, analyze::options{}, {&tracker});
+    a = analyze::analyze_file(file, analyze::options{}, {&tracker, &bursts});
     tracker.finish();
+    bursts.finish();
+    ao.bursts = &bursts;
   } catch (const analyze::trace_error& e) {
     std::cerr << "lowalloc advise: " << file << ": " << e.what() << '\n';
     return 2;

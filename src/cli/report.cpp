@@ -144,18 +144,21 @@ int report_main(int argc, char** argv) {
 
   analyze::analysis a;
   analyze::object_tracker tracker;
+  analyze::burst_tracker bursts;
   std::vector<analyze::object_counts> by_site;
   std::vector<analyze::advice_item> advice;
   try {
     if (objects) {
-      a = analyze::analyze_file(file, opts, {&tracker});
+      a = analyze::analyze_file(file, opts, {&tracker, &bursts});
       tracker.finish();
+      bursts.finish();
       by_site = tracker.by_site(a);
       ro.objects = &by_site;
       // The top advice under each site it applies to (assumed costs: the report stays the same
       // from one run to the next).
       analyze::advise_options ao;
       ao.top_sites = std::min<std::size_t>(ro.top, a.sites.size());
+      ao.bursts = &bursts;
       advice = analyze::advise(a, tracker, analyze::cost_model{}, ao);
       ro.advice = &advice;
     } else {

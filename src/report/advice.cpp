@@ -53,7 +53,7 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
     const advice_option& c = it.chosen;
     out << "    change: " << c.suggestion;
     if (!it.container.empty() && (it.kind == "small_vector" || it.kind == "small_string" ||
-                                  it.kind == "pool" || it.kind == "flat_map"))
+                                  it.kind == "pool" || it.kind == "flat_map" || it.kind == "arena"))
       out << "  (instead of " << it.container << ")";
     out << '\n';
     out << "    allocations " << thousands(it.allocations) << " -> "
@@ -66,9 +66,10 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
     if (it.options.size() > 1) {
       out << "    options:  N  allocations after  objects without  sizeof  saves\n";
       for (const advice_option& o : it.options) {
-        std::string n = std::to_string(o.reserve != 0     ? o.reserve
-                                       : o.slot_size != 0 ? o.slot_size
-                                                          : o.inline_capacity);
+        std::string n = std::to_string(o.reserve != 0      ? o.reserve
+                                       : o.slot_size != 0  ? o.slot_size
+                                       : o.arena_size != 0 ? o.arena_size
+                                                           : o.inline_capacity);
         n.insert(0, n.size() < 4 ? 4 - n.size() : 0, ' ');
         std::string after = thousands(o.allocations_after);
         after.insert(0, after.size() < 17 ? 17 - after.size() : 0, ' ');
@@ -107,6 +108,11 @@ void json_option(std::ostream& out, const advice_option& o) {
     out << "null";
   else
     out << o.slot_size;
+  out << ", \"arena_size\": ";
+  if (o.arena_size == 0)
+    out << "null";
+  else
+    out << o.arena_size;
   out << ", \"allocations_after\": " << o.allocations_after
       << ", \"coverage\": " << fixed(o.coverage, 4) << ", \"sizeof_before\": " << o.sizeof_before
       << ", \"sizeof_after\": " << o.sizeof_after
@@ -166,6 +172,11 @@ void write_advice_json(std::ostream& out, const analysis& a, const std::vector<a
       out << "null";
     else
       out << c.slot_size;
+    out << ", \"arena_size\": ";
+    if (c.arena_size == 0)
+      out << "null";
+    else
+      out << c.arena_size;
     out << ", \"allocations\": " << it.allocations
         << ", \"allocations_after\": " << c.allocations_after << ", \"objects\": " << it.objects
         << ", \"max_alive\": " << it.max_alive << ", \"coverage\": " << fixed(c.coverage, 4)

@@ -2,7 +2,9 @@
 // allocations a small_vector makes against a counted run of one, and the element type it reads
 // off a container's name.
 #include "analyze/advice.hpp"
+#include "analyze/bursts.hpp"
 
+#include <lowalloc/arena.hpp>
 #include <lowalloc/inplace_vector.hpp>
 #include <lowalloc/small_vector.hpp>
 #include <lowalloc/string.hpp>
@@ -12,10 +14,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <memory_resource>
 #include <string>
 
 namespace {
 
+using lowalloc::analyze::detail::arena_chunks;
 using lowalloc::analyze::detail::first_template_argument;
 using lowalloc::analyze::detail::fixed_string_sizeof;
 using lowalloc::analyze::detail::inplace_vector_sizeof;
@@ -24,7 +28,7 @@ using lowalloc::analyze::detail::small_string_sizeof;
 using lowalloc::analyze::detail::small_vector_allocations;
 using lowalloc::analyze::detail::small_vector_sizeof;
 using lowalloc::analyze::detail::template_arguments;
-using lowalloc::analyze::detail::with_pool_allocator;
+using lowalloc::analyze::detail::with_allocator;
 
 template <class T, std::size_t N>
 void expect_small_vector_size() {
@@ -127,18 +131,65 @@ TEST(Advice, TemplateArgumentsAreSplitAtTheTopLevel) {
 // The container the pool advice writes out must be the type a user would write: the same
 // default arguments, and the allocator of the node's value type.
 TEST(Advice, PoolAllocatorTypesAreTheStandardDefaultsWithThePoolsAllocator) {
-  EXPECT_EQ(with_pool_allocator("std::map<long, long>"),
+  const std::string pool = "lowalloc::pool_allocator";
+  EXPECT_EQ(with_allocator("std::map<long, long>", pool),
             "std::map<long, long, std::less<long>, "
             "lowalloc::pool_allocator<std::pair<const long, long>>>");
-  EXPECT_EQ(with_pool_allocator("std::set<std::string>"),
+  EXPECT_EQ(with_allocator("std::set<std::string>", pool),
             "std::set<std::string, std::less<std::string>, "
             "lowalloc::pool_allocator<std::string>>");
-  EXPECT_EQ(with_pool_allocator("std::unordered_map<int, double>"),
+  EXPECT_EQ(with_allocator("std::unordered_map<int, double>", pool),
             "std::unordered_map<int, double, std::hash<int>, std::equal_to<int>, "
             "lowalloc::pool_allocator<std::pair<const int, double>>>");
-  EXPECT_EQ(with_pool_allocator("std::list<int>"), "std::list<int, lowalloc::pool_allocator<int>>");
-  EXPECT_EQ(with_pool_allocator("std::vector<int>"), "");
-  EXPECT_EQ(with_pool_allocator("std::map<int, int, my_less>"), "");  // a comparator of its own
+  EXPECT_EQ(with_allocator("std::list<int>", pool),
+            "std::list<int, lowalloc::pool_allocator<int>>");
+  EXPECT_EQ(with_allocator("std::vector<int>", "lowalloc::arena_allocator"),
+            "std::vector<int, lowalloc::arena_allocator<int>>");
+  EXPECT_EQ(with_allocator("std::string", "lowalloc::arena_allocator"),
+            "std::basic_string<char, std::char_traits<char>, lowalloc::arena_allocator<char>>");
+  EXPECT_EQ(with_allocator("std::map<int, int, my_less>", pool), "");  // a comparator of its own
+  EXPECT_EQ(with_allocator("std::shared_ptr<int>", pool), "");
+}
+
+// An upstream that counts what an arena asks of it.
+class counting_resource : public std::pmr::memory_resource {
+ public:
+  std::size_t allocations = 0;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t align) override {
+    ++allocations;
+    return std::pmr::new_delete_resource()->allocate(bytes, align);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
+    return this == &o;
+  }
+};
+
+template <std::size_t N>
+std::size_t arena_upstream_allocations(std::size_t blocks, std::size_t size) {
+  counting_resource upstream;
+  lowalloc::arena<N> a(&upstream);
+  for (std::size_t i = 0; i < blocks; ++i) (void)a.allocate(size);
+  return upstream.allocations;
+}
+
+// The arena's chunk arithmetic that the `arena` prediction uses, against the arena's own.
+TEST(Advice, ArenaChunksAreTheArenasOwn) {
+  for (const std::size_t blocks : {0u, 1u, 31u, 32u, 33u, 64u, 100u, 1000u, 20000u}) {
+    for (const std::size_t size : {16u, 32u, 48u, 112u, 1008u, 3000u}) {
+      const std::size_t s = (size + 15) / 16 * 16;
+      EXPECT_EQ(arena_chunks(1024, blocks, s), arena_upstream_allocations<1024>(blocks, size))
+          << blocks << " x " << size;
+      EXPECT_EQ(arena_chunks(4096, blocks, s), arena_upstream_allocations<4096>(blocks, size))
+          << blocks << " x " << size;
+      EXPECT_EQ(arena_chunks(0, blocks, s), arena_upstream_allocations<0>(blocks, size))
+          << blocks << " x " << size;
+    }
+  }
 }
 
 TEST(Advice, LookupsAreCallsOfTheLookupMembersOrASubscriptByName) {
@@ -148,6 +199,101 @@ TEST(Advice, LookupsAreCallsOfTheLookupMembersOrASubscriptByName) {
   EXPECT_TRUE(looks_up("auto& v = index->at(k);"));
   EXPECT_FALSE(looks_up("v[0] = std::string(text);"));
   EXPECT_FALSE(looks_up("names.push_back(text);"));
+}
+
+// Bursts of frees, fed as the merge feeds them.
+struct burst_feed {
+  lowalloc::analyze::burst_tracker t;
+  void alloc(std::uint32_t thread, std::uint32_t stack, std::uint64_t size) {
+    lowalloc::analyze::alloc_event e;
+    e.thread = thread;
+    e.stack = stack;
+    e.size = size;
+    t.on_alloc(e);
+  }
+  void free(std::uint32_t thread, std::uint32_t stack, std::uint64_t size, bool matched = true) {
+    lowalloc::analyze::free_event e;
+    e.thread = thread;
+    e.stack = stack;
+    e.size = size;
+    e.matched = matched;
+    t.on_free(e);
+  }
+  const lowalloc::analyze::burst_counts* of(std::uint32_t stack) const { return t.of(stack); }
+};
+
+TEST(Bursts, APhaseIsWhatAStackAllocatedSinceItsThreadsLatestBurst) {
+  burst_feed f;
+  // Phase 1: stack 1 allocates 20 blocks of 24 bytes, stack 2 one of 100; stack 2's is freed
+  // early (a lone free: no burst), then the 20 together: a burst.
+  for (int i = 0; i < 20; ++i) f.alloc(0, 1, 24);
+  f.alloc(0, 2, 100);
+  f.free(0, 2, 100);
+  f.alloc(0, 3, 8);  // ends the lone free's run
+  for (int i = 0; i < 20; ++i) f.free(0, 1, 24);
+  // Phase 2: 16 blocks of stack 1 on thread 0; thread 1's frees do not end thread 0's phase.
+  for (int i = 0; i < 16; ++i) f.alloc(0, 1, 40);
+  f.alloc(1, 4, 8);
+  for (int i = 0; i < 20; ++i) f.free(1, 9, 8, /*matched=*/false);  // unmatched: no burst
+  f.alloc(1, 4, 8);
+  for (int i = 0; i < 15; ++i) f.free(0, 1, 40);  // 15 frees: not a burst
+  f.alloc(0, 3, 8);
+  f.free(0, 1, 40);
+  f.free(0, 3, 8);
+  f.t.finish();
+  const lowalloc::analyze::burst_counts* one = f.of(1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->freed_in_bursts, 20u);
+  ASSERT_EQ(one->phases.size(), 1u);
+  EXPECT_EQ(one->phases[0].allocations, 20u);
+  EXPECT_EQ(one->phases[0].bytes, 20u * 32);  // 24 bytes take 32 in an arena
+  EXPECT_EQ(one->phases[0].burst_bytes, 20u * 32);
+  EXPECT_EQ(f.of(2), nullptr);  // freed alone
+  EXPECT_EQ(f.of(9), nullptr);  // never matched
+}
+
+TEST(Bursts, AStacksBlocksFreedBeforeTheBurstAreHeldByAnArena) {
+  burst_feed f;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 30; ++i) f.alloc(0, 1, 64);
+    for (int i = 0; i < 10; ++i) f.free(0, 1, 64);  // 10 frees: no burst yet
+    f.alloc(0, 2, 16);
+    for (int i = 0; i < 20; ++i) f.free(0, 1, 64);
+    f.free(0, 2, 16);
+  }
+  f.t.finish();
+  const lowalloc::analyze::burst_counts* one = f.of(1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->freed_in_bursts, 60u);
+  ASSERT_EQ(one->phases.size(), 3u);
+  for (const lowalloc::analyze::burst_phase& p : one->phases) {
+    EXPECT_EQ(p.allocations, 30u);
+    EXPECT_EQ(p.bytes, 30u * 64);
+    EXPECT_EQ(p.burst_bytes, 20u * 64);
+  }
+  const lowalloc::analyze::burst_counts* two = f.of(2);
+  ASSERT_NE(two, nullptr);  // freed within each burst, after its phase's allocation
+  EXPECT_EQ(two->freed_in_bursts, 3u);
+}
+
+TEST(Bursts, ALongBurstIsCountedWholeAcrossItsCompactions) {
+  burst_feed f;
+  constexpr int n = 100000;
+  for (int i = 0; i < n; ++i) f.alloc(0, static_cast<std::uint32_t>(i % 7), 16);
+  for (int i = 0; i < n; ++i) f.free(0, static_cast<std::uint32_t>(i % 7), 16);
+  f.t.finish();  // the burst at the end of the trace
+  std::uint64_t freed = 0;
+  std::uint64_t allocations = 0;
+  for (std::uint32_t s = 0; s < 7; ++s) {
+    const lowalloc::analyze::burst_counts* c = f.of(s);
+    ASSERT_NE(c, nullptr);
+    freed += c->freed_in_bursts;
+    ASSERT_EQ(c->phases.size(), 1u);
+    allocations += c->phases[0].allocations;
+    EXPECT_EQ(c->phases[0].bytes, c->phases[0].burst_bytes);
+  }
+  EXPECT_EQ(freed, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(allocations, static_cast<std::uint64_t>(n));
 }
 
 }  // namespace

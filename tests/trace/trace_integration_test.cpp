@@ -1178,7 +1178,7 @@ std::uint64_t site_allocations(const analyze::analysis& a, const std::string& pr
 // fixed_string).
 analyze::advice_option option_with(const analyze::advice_item& it, std::uint64_t n) {
   for (const analyze::advice_option& o : it.options)
-    if ((o.inline_capacity == n || o.reserve == n) &&
+    if ((o.inline_capacity == n || o.reserve == n || o.arena_size == n) &&
         o.suggestion.find("fixed_string") == std::string::npos &&
         o.suggestion.find("inplace") == std::string::npos)
       return o;
@@ -1291,15 +1291,18 @@ TEST_F(trace_test, advice_on_a_libcxx_program_predicts_the_allocations_of_its_ch
 // tests/trace/programs/advice.cpp has one site per kind of advice, with a known distribution:
 // each gets its kind (among others, perhaps), the clean site nothing but `none`; then the closed
 // loop over the program rebuilt with each change.
-void check_advice_kinds(trace_test& test, const std::string& program, bool with_pool) {
+void check_advice_kinds(trace_test& test, const std::string& program, bool with_memory_resource) {
   constexpr long k = 2000;
   traced t = test.trace(program, {std::to_string(k)});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   analyze::object_tracker tracker;
-  const analyze::analysis a = analyze::analyze_file(t.trace.string(), {}, {&tracker});
+  analyze::burst_tracker bursts;
+  const analyze::analysis a = analyze::analyze_file(t.trace.string(), {}, {&tracker, &bursts});
   tracker.finish();
+  bursts.finish();
   analyze::advise_options opts;
   opts.top_sites = 40;
+  opts.bursts = &bursts;
   const std::vector<analyze::advice_item> advice =
       analyze::advise(a, tracker, analyze::cost_model{}, opts);
   const auto at = [&](const analyze::advice_item& it, const std::string& prefix) {
@@ -1317,6 +1320,7 @@ void check_advice_kinds(trace_test& test, const std::string& program, bool with_
       {"advice::growth_loop(", "reserve"},      {"advice::hoisted(", "reuse"},
       {"advice::shared(", "make_shared"},       {"advice::callbacks(", "function"},
       {"advice::pass_by_value(", "copy"},       {"advice::lookup(", "transparent_lookup"},
+      {"advice::requests(", "arena"},
   };
   for (const auto& [site, kind] : expected) {
     const analyze::advice_item* it = find(kind, site);
@@ -1391,10 +1395,13 @@ void check_advice_kinds(trace_test& test, const std::string& program, bool with_
     checks.push_back({"_make_shared", "advice::shared(", before("advice::shared("),
                       site_allocations(a, "advice::shared(") - shared->allocations +
                           shared->chosen.allocations_after});
-  if (with_pool) {
+  if (with_memory_resource) {  // lowalloc::pool and lowalloc::arena
     if (pool != nullptr)
       checks.push_back({"_map_pool48", "advice::map_churn(", before("advice::map_churn("),
                         pool->chosen.allocations_after});
+    if (const analyze::advice_item* arena = find("arena", "advice::requests("))
+      checks.push_back({"_arena1024", "advice::requests(", before("advice::requests("),
+                        option(*arena, 1024).allocations_after});
     if (const analyze::advice_item* list = find("pool", "advice::node_lists(")) {
       EXPECT_EQ(list->element_size, 24u);
       checks.push_back({"_list_pool24", "advice::node_lists(", before("advice::node_lists("),
@@ -1410,7 +1417,7 @@ TEST_F(trace_test, advice_names_each_sites_kind_and_predicts_its_changed_builds)
 
 TEST_F(trace_test, advice_on_libcxx_names_each_sites_kind_and_predicts_its_changed_builds) {
   if (!LOWALLOC_TEST_LIBCXX) GTEST_SKIP() << "no clang++ with libc++ (scripts/install-deps.sh)";
-  // lowalloc::pool needs <memory_resource>, which libc++ 14 lacks: no pool variants.
+  // lowalloc::pool and arena need <memory_resource>, which libc++ 14 lacks: no such variants.
   check_advice_kinds(*this, "advice_libcxx", false);
 }
 

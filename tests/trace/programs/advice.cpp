@@ -15,6 +15,8 @@
 //  - pass_by_value: K calls that copy a std::vector<int> of 50 elements to pass it by value:
 //    copy;
 //  - lookup: K lookups of a C string in a std::map<std::string, int>: transparent_lookup;
+//  - requests: K/10 requests, each a std::list<long> of 20 to 49 elements dropped at its end
+//    (a burst of frees): arena;
 //  - clean: K/10 vectors of 100 ints, reserved once and kept: nothing to gain.
 //
 // Built again with the changes `lowalloc advise` suggests, one macro each, so that a test can
@@ -24,7 +26,8 @@
 //  - ADVICE_MAP_POOL: map_churn's map takes its nodes from a lowalloc::pool of that slot size;
 //  - ADVICE_LIST_POOL: node_lists' list takes its nodes from a lowalloc::pool of that size;
 //  - ADVICE_GROWTH_RESERVE: growth_loop's vectors reserve that many elements first;
-//  - ADVICE_MAKE_SHARED: shared uses std::make_shared.
+//  - ADVICE_MAKE_SHARED: shared uses std::make_shared;
+//  - ADVICE_ARENA_N: requests' lists take their nodes from a lowalloc::arena<ADVICE_ARENA_N>.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +48,9 @@
 #endif
 #if defined(ADVICE_MAP_POOL) || defined(ADVICE_LIST_POOL)
 #include <lowalloc/pool.hpp>
+#endif
+#if defined(ADVICE_ARENA_N)
+#include <lowalloc/arena.hpp>
 #endif
 
 namespace advice {
@@ -162,6 +168,19 @@ std::map<std::string, int> table = {{"configuration.value.number.one", 1},
 
 __attribute__((noinline)) bool lookup(const char* key) { return table.find(key) != table.end(); }
 
+__attribute__((noinline)) void requests(long n) {
+#if defined(ADVICE_ARENA_N)
+  lowalloc::arena<ADVICE_ARENA_N> a;
+  std::list<long, lowalloc::arena_allocator<long>> l(a);
+#else
+  std::list<long> l;
+#endif
+  for (long i = 0; i < n; ++i) l.push_back(i);
+  long total = 0;
+  for (long v : l) total += v;
+  sink = sink + total;
+}
+
 __attribute__((noinline)) void clean() {
   std::vector<int> v;
   v.reserve(100);
@@ -202,6 +221,7 @@ int main(int argc, char** argv) {
   static const char* const keys[] = {"configuration.value.number.one",
                                      "configuration.value.number.four"};
   for (long i = 0; i < k; ++i) sink = sink + lookup(keys[i % 2]);
+  for (long i = 0; i < k / 10; ++i) requests(20 + i % 30);
   for (long i = 0; i < k / 10; ++i) clean();
   long total = 0;
   for (const auto& f : callbacks_kept) total += f();
