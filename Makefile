@@ -21,6 +21,8 @@ demo: deps
 	@echo
 	./build/release/bin/lowalloc run -o build/release/demo_trace.trace -- ./build/release/examples/demo_trace
 	./build/release/bin/lowalloc report --top 3 build/release/demo_trace.trace
+	@echo
+	./build/release/bin/lowalloc advise --top 3 build/release/demo_trace.trace
 
 test: deps
 	@set -e; for p in $(PRESETS_TEST); do \

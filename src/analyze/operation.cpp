@@ -363,15 +363,42 @@ operation classify(const std::vector<const frame*>& frames) {
   for (const frame* f : frames) names.push_back(name_of(*f));
 
   operation op;
-  // The outermost frame of a container or function the user calls: the member they called.
+  // The innermost frame of a container or function the user calls is the one that allocated;
+  // outwards from it, the frames of the same object (the same container type, or the function
+  // that wraps it: operator+ around a string's append, make_shared around shared_ptr) lead to
+  // the member called. Another container further out called it: a std::vector<std::string>'s
+  // push_back that copies its argument allocates as a string copy, not as the vector.
   std::size_t outer = names.size();
   family fam = family::none;
-  for (std::size_t i = names.size(); i-- > 0;) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
     const family f = family_of(names[i]);
     if (f != family::none) {
       outer = i;
       fam = f;
       break;
+    }
+  }
+  if (fam != family::none) {
+    const auto container = [](family f) {
+      return f == family::vector || f == family::string || f == family::tree || f == family::hash ||
+             f == family::list || f == family::forward_list || f == family::deque;
+    };
+    std::string type = container(fam) ? simplify_type(class_text(*names[outer].f)) : "";
+    for (std::size_t j = outer + 1; j < names.size(); ++j) {
+      const family f = family_of(names[j]);
+      if (f == family::none) continue;  // the library's own helpers between
+      const bool wraps =
+          (fam == family::string &&
+           (f == family::concatenation || f == family::to_string || f == family::stringstream)) ||
+          (fam == family::shared_ptr && f == family::make_shared);
+      if (f == fam && container(f)) {
+        if (simplify_type(class_text(*names[j].f)) != type) break;
+      } else if (f != fam && !wraps) {
+        break;
+      }
+      outer = j;
+      fam = f;
+      if (!container(f)) type.clear();
     }
   }
   // std::function's frames for a lambda carry no qualified name: its header tells.

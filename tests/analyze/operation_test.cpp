@@ -371,6 +371,54 @@ const case_t libstdcxx_cases[] = {
      "string_copy",
      "std::string",
      "_M_assign"},
+    // A container that copies its argument: the copy allocates, the container does not.
+    {{{"operator new(unsigned long)", ""},
+      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+       ">::_M_create(unsigned long&, unsigned long)",
+       "/usr/include/c++/12/bits/basic_string.tcc"},
+      {"void std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+       ">::_M_construct<char*>(char*, char*, std::forward_iterator_tag)",
+       "/usr/include/c++/12/bits/basic_string.tcc"},
+      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+       ">::basic_string(std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> > const&)",
+       "/usr/include/c++/12/bits/basic_string.h"},
+      {"void std::__new_allocator<std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> > >::construct<std::__cxx11::basic_string<char, "
+       "std::char_traits<char>, std::allocator<char> >, std::__cxx11::basic_string<char, "
+       "std::char_traits<char>, std::allocator<char> > const&>(std::__cxx11::basic_string<char, "
+       "std::char_traits<char>, std::allocator<char> >*, std::__cxx11::basic_string<char, "
+       "std::char_traits<char>, std::allocator<char> > const&)",
+       "/usr/include/c++/12/bits/new_allocator.h"},
+      {"std::vector<std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> >, std::allocator<std::__cxx11::basic_string<char, "
+       "std::char_traits<char>, std::allocator<char> > > >::push_back("
+       "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
+       "/usr/include/c++/12/bits/stl_vector.h"},
+      {"split_words(std::string const&)", "/src/words.cpp"}},
+     "string_copy",
+     "std::string",
+     "basic_string"},
+    {{{"operator new(unsigned long)", ""},
+      {"std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
+       "/usr/include/c++/12/bits/stl_vector.h"},
+      {"std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > "
+       "const&)",
+       "/usr/include/c++/12/bits/stl_vector.h"},
+      {"void std::vector<std::vector<int, std::allocator<int> >, "
+       "std::allocator<std::vector<int, std::allocator<int> > > >::_M_realloc_insert<"
+       "std::vector<int, std::allocator<int> > const&>(__gnu_cxx::__normal_iterator<"
+       "std::vector<int, std::allocator<int> >*, std::vector<std::vector<int, "
+       "std::allocator<int> >, std::allocator<std::vector<int, std::allocator<int> > > > >, "
+       "std::vector<int, std::allocator<int> > const&)",
+       "/usr/include/c++/12/bits/vector.tcc"},
+      {"std::vector<std::vector<int, std::allocator<int> >, std::allocator<std::vector<int, "
+       "std::allocator<int> > > >::push_back(std::vector<int, std::allocator<int> > const&)",
+       "/usr/include/c++/12/bits/stl_vector.h"},
+      {"keep(std::vector<int> const&)", "/src/keep.cpp"}},
+     "vector_copy",
+     "std::vector<int>",
+     "vector"},
     // Without debug information, inlined members of the standard library would not show: operator
     // new under a function says nothing of what called it.
     {{{"operator new(unsigned long)", ""}, {"cmState::AddCacheEntry()", ""}}, "other", "", ""},

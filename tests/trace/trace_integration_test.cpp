@@ -1507,6 +1507,47 @@ TEST_F(trace_test, advise_prints_its_advice_in_text_and_json_and_refuses_bad_inp
   EXPECT_TRUE(foreign.out.empty());
 }
 
+// Programs no one here wrote: cmake (the build's own) and python3 (where installed). advise reads
+// their traces, and each item's prediction keeps within the site's allocations.
+TEST_F(trace_test, advise_reads_the_traces_of_real_programs) {
+  std::vector<std::vector<std::string>> programs = {{LOWALLOC_TEST_CMAKE, "-E", "capabilities"}};
+  if (fs::exists("/usr/bin/python3"))
+    programs.push_back({"/usr/bin/python3", "-c",
+                        "import json; print(len(json.dumps({str(i): [i] * 5 for i in "
+                        "range(20000)})))"});
+  for (const std::vector<std::string>& p : programs) {
+    const fs::path d = fresh_dir();
+    const fs::path file = d / "x.trace";
+    std::vector<std::string> command = {lowalloc_cli, "run", "-q", "-o", file.string(), "--"};
+    command.insert(command.end(), p.begin(), p.end());
+    const command_result run = run_command(command, d);
+    ASSERT_EQ(run.status, 0) << p[0] << ": " << run.err;
+    const command_result text =
+        run_command({lowalloc_cli, "advise", file.string(), "--no-measure"}, d);
+    EXPECT_EQ(text.status, 0) << p[0] << ": " << text.err;
+    EXPECT_EQ(text.err, "") << p[0];
+    EXPECT_EQ(text.out.compare(0, 17, "lowalloc advise: "), 0) << text.out;
+    EXPECT_TRUE(contains(text.out, "\n#1  ")) << p[0] << ":\n" << text.out;
+    analyze::object_tracker tracker;
+    analyze::burst_tracker bursts;
+    const analyze::analysis a = analyze::analyze_file(file.string(), {}, {&tracker, &bursts});
+    tracker.finish();
+    bursts.finish();
+    analyze::advise_options opts;
+    opts.bursts = &bursts;
+    const std::vector<analyze::advice_item> advice =
+        analyze::advise(a, tracker, analyze::cost_model{}, opts);
+    ASSERT_FALSE(advice.empty()) << p[0];
+    for (const analyze::advice_item& it : advice) {
+      EXPECT_LE(it.allocations, a.sites[it.site].totals.allocations) << p[0] << " " << it.what;
+      for (const analyze::advice_option& o : it.options)
+        EXPECT_LE(o.allocations_after, it.allocations) << p[0] << " " << o.suggestion;
+      EXPECT_FALSE(it.confidence.empty()) << it.kind;
+      EXPECT_FALSE(it.evidence.empty()) << it.kind;
+    }
+  }
+}
+
 TEST_F(trace_test, report_folded_lines_are_frames_and_a_count) {
   traced t = trace("make_strings", {"100"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
