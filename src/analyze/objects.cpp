@@ -191,9 +191,7 @@ void object_tracker::release(std::uint32_t index) {
 }
 
 void object_tracker::count_duration(std::uint32_t stack, std::uint64_t ticks) {
-  if (ticks == 0) {  // (whatever the rate)
-    ++stacks_[stack].by_duration[0];
-  } else if (ns_per_tick_ == 0) {
+  if (ns_per_tick_ == 0) {
     pending_.push_back(pending_duration{ticks, stack});
   } else {
     ++stacks_[stack]
@@ -224,8 +222,12 @@ void object_tracker::end(std::uint32_t index, bool alive, std::uint64_t tick) {
   } else {
     const std::uint64_t between = threads_[o.thread].allocations - o.born - 1;
     ++c.by_lifetime[object_counts::lifetime_class(between)];
-    // (Stamps are causal, a free's never before its block's; a damaged order counts as 0.)
-    count_duration(o.stack, tick > o.born_tick ? tick - o.born_tick : 0);
+    // (Stamps are causal, a free's never before its block's; a damaged order counts as 0.) Most
+    // objects end in the tick they were born in, whatever the rate.
+    if (tick > o.born_tick)
+      count_duration(o.stack, tick - o.born_tick);
+    else
+      ++c.by_duration[0];
   }
   c.first_sizes.add(histogram::bucket_of(o.first_size), 1);
   c.final_sizes.add(histogram::bucket_of(o.last_size), 1);

@@ -143,7 +143,7 @@ class object_tracker final : public event_sink {
   }
   /// The object ends: freed at `tick` (`alive` false) or alive at the end of the trace.
   void end(std::uint32_t index, bool alive, std::uint64_t tick);
-  /// An object of `stack` lived `ticks`: its class, now or once the clock's rate is known.
+  /// An object of `stack` lived `ticks` (> 0): its class, now or once the clock's rate is known.
   void count_duration(std::uint32_t stack, std::uint64_t ticks);
   void count_pending();
   /// Its number may be given to a new object.
