@@ -542,6 +542,7 @@ TEST_F(trace_test, kept_blocks_are_objects_whether_freed_by_ordinal_or_by_addres
     analyze::options opts;
     const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts, {&tracker});
     tracker.finish();
+    EXPECT_EQ(tracker.peak_bytes(), a.totals.peak_bytes) << thread;
     const analyze::object_counts o = objects_at(a, tracker, "main");
     const std::uint64_t objects = 3u * k_iterations - (thread ? 0 : 1);
     EXPECT_EQ(o.objects, objects) << thread;
