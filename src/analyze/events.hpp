@@ -77,7 +77,8 @@ struct free_event {
 struct forgotten_event {
   std::uint64_t size = 0;
   std::uint32_t stack = 0;
-  std::uint32_t tag = 0;  // its alloc_event::tag's word
+  std::uint32_t tag = 0;   // its alloc_event::tag's word
+  std::uint64_t tick = 0;  // when that was found: the stamp of the event that reused the address
 };
 
 struct time_event {

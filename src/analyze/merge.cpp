@@ -657,7 +657,7 @@ void event_merge::state::process_alloc(stream& s) {
       if (slot.dropped != 0 && s.kept.erase(slot.dropped - 1, dropped)) {
         // It received the address of a kept block whose FREE was not recorded.
         const std::uint64_t key = ordinal_key(s.index, slot.dropped - 1);
-        const forgotten_event f{unpack(dropped, key).size, dropped.stack, dropped.tag};
+        const forgotten_event f{unpack(dropped, key).size, dropped.stack, dropped.tag, e.tick};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       const std::uint64_t ordinal = s.ordinal_base + s.slot;
@@ -686,7 +686,7 @@ void event_merge::state::process_alloc(stream& s) {
       live_block& b = live_.get(slot.addr, inserted);
       if (!inserted) {
         // The address is live already: its FREE was not recorded. The old block goes, uncounted.
-        const forgotten_event f{unpack(b, slot.addr).size, b.stack, b.tag};
+        const forgotten_event f{unpack(b, slot.addr).size, b.stack, b.tag, e.tick};
         for (event_sink* sink : sinks_) sink->on_forgotten(f);
       }
       b = make_block(s.size, s.stack, s.index, slot.addr);
@@ -746,7 +746,7 @@ void event_merge::state::process_live(stream& s) {
     bool inserted = false;
     live_block& b = live_.get(addr, inserted);
     if (!inserted) {
-      const forgotten_event f{unpack(b, addr).size, b.stack, b.tag};
+      const forgotten_event f{unpack(b, addr).size, b.stack, b.tag, s.time};
       for (event_sink* sink : sinks_) sink->on_forgotten(f);
     }
     b = kept;

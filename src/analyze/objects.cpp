@@ -4,6 +4,12 @@
 // and thread, larger, among the thread's `recent` latest allocations, with no free by the thread
 // since (a growth allocates, moves the elements and then frees the old buffer; a loop that
 // makes and destroys objects of one stack frees between them).
+//
+// Lifetimes in time are differences of the events' stamps, in ticks: TSC cycles / 2^18 or
+// CLOCK_MONOTONIC ns / 2^17 (src/trace/clock.hpp), whichever the recorder used; the TIME
+// records' (ticks, ns) pairs give the rate either way. The objects alive at the peak are taken
+// as the accounting takes each stack's bytes at the peak: an epoch bumped at each new peak, each
+// stack's count snapshotted at its first change after it.
 #include "analyze/objects.hpp"
 
 #include "analyze/analysis.hpp"
@@ -30,6 +36,16 @@ std::uint64_t object_counts::allocation_class_max(std::size_t c) noexcept {
   return max[c];
 }
 
+std::size_t object_counts::duration_class(double ns) noexcept {
+  double limit = 1e3;  // 1 us, then each class ten times the one before
+  std::size_t c = 0;
+  while (c < duration_classes - 2 && ns >= limit) {
+    ++c;
+    limit *= 10;
+  }
+  return c;
+}
+
 std::size_t object_counts::lifetime_class(std::uint64_t between) noexcept {
   if (between == 0) return 0;
   if (between < 16) return 1;
@@ -43,8 +59,10 @@ void object_counts::add(const object_counts& o) {
   allocations += o.allocations;
   alive_at_end += o.alive_at_end;
   max_alive += o.max_alive;
+  alive_at_peak += o.alive_at_peak;
   for (std::size_t i = 0; i < allocation_classes; ++i) by_allocations[i] += o.by_allocations[i];
   for (std::size_t i = 0; i < lifetime_classes; ++i) by_lifetime[i] += o.by_lifetime[i];
+  for (std::size_t i = 0; i < duration_classes; ++i) by_duration[i] += o.by_duration[i];
   for (const size_counts::bucket_count& b : o.first_sizes.buckets)
     first_sizes.add(b.bucket, b.count);
   for (const size_counts::bucket_count& b : o.final_sizes.buckets)
@@ -56,7 +74,7 @@ void object_tracker::on_begin() { *this = object_tracker(); }
 object_counts& object_tracker::stack_of(std::uint32_t stack) {
   if (stack >= stacks_.size()) {
     stacks_.resize(std::max<std::size_t>(stack + 1, stacks_.size() * 3 / 2));
-    alive_.resize(stacks_.size());
+    now_.resize(stacks_.size());
   }
   return stacks_[stack];
 }
@@ -76,25 +94,53 @@ std::uint32_t object_tracker::new_object() {
   return static_cast<std::uint32_t>(objects_.size() - 1);
 }
 
+void object_tracker::on_time(const time_event& e) {
+  if (!have_time_ || e.ticks < lo_ticks_) {
+    lo_ticks_ = e.ticks;
+    lo_ns_ = e.ns;
+  }
+  if (!have_time_ || e.ticks > hi_ticks_) {
+    hi_ticks_ = e.ticks;
+    hi_ns_ = e.ns;
+  }
+  have_time_ = true;
+  // The first and the latest pair (by ticks: TIME records reach the sinks as their stream is
+  // decoded, not in time order) fix the rate; ticks are truncated, so each pair is off by less
+  // than a tick, and a span of rate_span ticks puts the rate within 0.1 %.
+  if (hi_ticks_ - lo_ticks_ >= rate_span && hi_ns_ > lo_ns_) {
+    ns_per_tick_ =
+        static_cast<double>(hi_ns_ - lo_ns_) / static_cast<double>(hi_ticks_ - lo_ticks_);
+    if (!pending_.empty()) count_pending();
+  }
+}
+
 void object_tracker::on_alloc(const alloc_event& e) {
   thread_state& t = thread_of(e.thread);
-  if (e.tag == nullptr) {  // never live: no object to follow
-    ++t.allocations;
-    return;
+  if (e.tag != nullptr) {  // (nullptr: never live, no object to follow)
+    stack_of(e.stack);     // sized for it
+    const std::uint32_t index = new_object();
+    if (++serial_ == 0) serial_ = 1;  // (after 2^32 objects: an alive one is never that old)
+    objects_[index] = object{t.allocations, e.tick, e.size, e.size, serial_, e.stack, e.thread, 1};
+    *e.tag = index + 1;  // the merge keeps it with the block: 0 is no object
+    touch(e.stack);
+    ++now_[e.stack].alive;
+    t.latest[t.next++ % recent] =
+        recent_alloc{t.frees, serial_, e.stack, index, static_cast<std::uint32_t>(epoch_)};
   }
-  stack_of(e.stack);  // sized for it
-  const std::uint32_t index = new_object();
-  if (++serial_ == 0) serial_ = 1;  // (after 2^32 objects: an alive one is never that old)
-  objects_[index] = object{t.allocations, e.size, e.size, serial_, e.stack, e.thread, 1};
   ++t.allocations;
-  *e.tag = index + 1;  // the merge keeps it with the block: 0 is no object
-  ++alive_[e.stack];
-  t.latest[t.next++ % recent] = recent_alloc{t.frees, serial_, e.stack, index};
+  if (!e.lost) {  // live bytes and their peak, as the accounting counts them
+    live_bytes_ += e.size;
+    if (live_bytes_ > peak_bytes_) {
+      peak_bytes_ = live_bytes_;
+      ++epoch_;
+    }
+  }
 }
 
 void object_tracker::on_free(const free_event& e) {
   thread_state& t = thread_of(e.thread);
   const std::uint64_t frees = t.frees++;
+  if (e.matched) live_bytes_ -= e.size;
   if (!e.matched || e.tag == 0 || e.tag > objects_.size()) return;
   const std::uint32_t index = e.tag - 1;
   object& o = objects_[index];
@@ -102,8 +148,14 @@ void object_tracker::on_free(const free_event& e) {
   if (e.thread == o.thread) {
     // The newest fresh allocation of the same stack: the new buffer of a growth. The object
     // goes on in it: the new block's object takes the old one's history.
+    std::uint32_t old_epoch = 0;  // the freed block's entry's, when it is newer than the new one
+    bool old_newer = false;
     for (std::size_t k = 1; k <= recent && k <= t.next; ++k) {
       recent_alloc& l = t.latest[(t.next - k) % recent];
+      if (l.object == index && l.serial == o.serial && !old_newer) {
+        old_epoch = l.epoch;
+        old_newer = true;
+      }
       if (l.serial == 0 || l.stack != o.stack || l.object == index || l.frees != frees) continue;
       object& grown = objects_[l.object];
       if (grown.serial != l.serial || grown.allocations != 1 || grown.thread != o.thread ||
@@ -111,19 +163,26 @@ void object_tracker::on_free(const free_event& e) {
         continue;
       grown.allocations += o.allocations;
       grown.born = o.born;
+      grown.born_tick = o.born_tick;
       grown.first_size = o.first_size;
-      --alive_[o.stack];
+      // A peak since the later of the two blocks was made found both alive: one object.
+      touch(o.stack);
+      if (static_cast<std::uint32_t>(epoch_) != (old_newer ? old_epoch : l.epoch) &&
+          stacks_[o.stack].alive_at_peak != 0)
+        --stacks_[o.stack].alive_at_peak;
+      --now_[o.stack].alive;
       release(index);
       l.serial = 0;
       return;
     }
   }
-  end(index, false);
+  end(index, false, e.tick);
 }
 
 void object_tracker::on_forgotten(const forgotten_event& e) {
+  live_bytes_ -= e.size;
   if (e.tag != 0 && e.tag <= objects_.size() && objects_[e.tag - 1].serial != 0)
-    end(e.tag - 1, false);
+    end(e.tag - 1, false, e.tick);
 }
 
 void object_tracker::release(std::uint32_t index) {
@@ -131,31 +190,64 @@ void object_tracker::release(std::uint32_t index) {
   unused_.push_back(index);
 }
 
-void object_tracker::end(std::uint32_t index, bool alive) {
+void object_tracker::count_duration(std::uint32_t stack, std::uint64_t ticks) {
+  if (ns_per_tick_ == 0) {
+    pending_.push_back(pending_duration{ticks, stack});
+  } else {
+    ++stacks_[stack]
+          .by_duration[object_counts::duration_class(static_cast<double>(ticks) * ns_per_tick_)];
+  }
+}
+
+void object_tracker::count_pending() {
+  for (const pending_duration& p : pending_)
+    ++stacks_[p.stack]
+          .by_duration[object_counts::duration_class(static_cast<double>(p.ticks) * ns_per_tick_)];
+  pending_ = std::vector<pending_duration>();
+}
+
+void object_tracker::end(std::uint32_t index, bool alive, std::uint64_t tick) {
   const object& o = objects_[index];
   object_counts& c = stacks_[o.stack];
   // The most alive at once, just before one ends (a growth's new block, alive with the old one
   // until the old one is freed, is never counted as a second object).
-  c.max_alive = std::max(c.max_alive, alive_[o.stack]);
+  c.max_alive = std::max(c.max_alive, now_[o.stack].alive);
   ++c.objects;
   c.allocations += o.allocations;
   ++c.by_allocations[object_counts::allocation_class(o.allocations)];
   if (alive) {
     ++c.alive_at_end;
     ++c.by_lifetime[object_counts::lifetime_classes - 1];
+    ++c.by_duration[object_counts::duration_classes - 1];
   } else {
     const std::uint64_t between = threads_[o.thread].allocations - o.born - 1;
     ++c.by_lifetime[object_counts::lifetime_class(between)];
+    // (Stamps are causal, a free's never before its block's; a damaged order counts as 0.) Most
+    // objects end in the tick they were born in, whatever the rate.
+    if (tick > o.born_tick)
+      count_duration(o.stack, tick - o.born_tick);
+    else
+      ++c.by_duration[0];
   }
   c.first_sizes.add(histogram::bucket_of(o.first_size), 1);
   c.final_sizes.add(histogram::bucket_of(o.last_size), 1);
-  --alive_[o.stack];
+  touch(o.stack);
+  --now_[o.stack].alive;
   release(index);
 }
 
 void object_tracker::finish() {
+  // The lifetimes still waiting for the rate take the whole trace's, or the fallback.
+  if (ns_per_tick_ == 0)
+    ns_per_tick_ =
+        have_time_ && hi_ticks_ > lo_ticks_ && hi_ns_ > lo_ns_
+            ? static_cast<double>(hi_ns_ - lo_ns_) / static_cast<double>(hi_ticks_ - lo_ticks_)
+            : fallback_ns_per_tick;
+  count_pending();
+  // Every stack's count at the last peak, before the objects alive at the end are counted.
+  for (std::uint32_t s = 0; s < now_.size(); ++s) touch(s);
   for (std::uint32_t i = 0; i < objects_.size(); ++i)
-    if (objects_[i].serial != 0) end(i, true);
+    if (objects_[i].serial != 0) end(i, true, 0);
   objects_ = detail::grow_array<object>();
   unused_ = std::vector<std::uint32_t>();
 }

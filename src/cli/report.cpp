@@ -58,8 +58,9 @@ std::string usage_text() {
       "                     std::allocator, container growth functions)\n"
       "  --objects          follow each object through its allocations (a vector's\n"
       "                     growth is one object): per site, allocations per object,\n"
-      "                     lifetimes, last block sizes, objects alive at once, and\n"
-      "                     the top advice of lowalloc advise\n"
+      "                     lifetimes (in allocations and in time), last block sizes,\n"
+      "                     objects alive at once and at the peak, and the top\n"
+      "                     advice of lowalloc advise\n"
       "  -h, --help         this help\n";
   return text;
 }

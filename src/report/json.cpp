@@ -157,7 +157,7 @@ void json_objects(site_writer& out, const analyze::object_counts& o) {
   using analyze::object_counts;
   out << ",\n     \"objects\": {\"count\": " << o.objects << ", \"allocations\": " << o.allocations
       << ", \"alive_at_end\": " << o.alive_at_end << ", \"max_alive\": " << o.max_alive
-      << ", \"allocations_per_object\": [";
+      << ", \"alive_at_peak\": " << o.alive_at_peak << ", \"allocations_per_object\": [";
   bool first = true;
   for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
     if (o.by_allocations[k] == 0) continue;
@@ -173,7 +173,13 @@ void json_objects(site_writer& out, const analyze::object_counts& o) {
   out << "],\n      \"lifetime\": {\"temporary\": " << o.by_lifetime[0]
       << ", \"under_16\": " << o.by_lifetime[1] << ", \"under_256\": " << o.by_lifetime[2]
       << ", \"under_4096\": " << o.by_lifetime[3] << ", \"longer\": " << o.by_lifetime[4]
-      << ", \"alive_at_end\": " << o.by_lifetime[5] << "},\n      \"first_sizes\": ";
+      << ", \"alive_at_end\": " << o.by_lifetime[5] << "},\n      \"duration\": {";
+  static constexpr const char* durations[object_counts::duration_classes] = {
+      "under_1us",   "under_10us", "under_100us", "under_1ms",   "under_10ms",
+      "under_100ms", "under_1s",   "longer",      "alive_at_end"};
+  for (std::size_t k = 0; k < object_counts::duration_classes; ++k)
+    out << (k == 0 ? "\"" : ", \"") << durations[k] << "\": " << o.by_duration[k];
+  out << "},\n      \"first_sizes\": ";
   json_histogram(out, o.first_sizes);
   out << ", \"final_sizes\": ";
   json_histogram(out, o.final_sizes);

@@ -61,7 +61,8 @@ void write_site_operations(std::ostream& out, const analysis& a, const site& s) 
   out << '\n';
 }
 
-// "objects N, A allocations each (1: x %, ...)" and their lifetimes (report --objects).
+// "objects N, A allocations each (1: x %, ...)", how many alive at once and at the peak, and
+// their lifetimes (report --objects).
 void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
   using analyze::object_counts;
   if (o.objects == 0) return;
@@ -80,7 +81,8 @@ void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
         << ": " << percent(o.by_allocations[k], o.objects);
     first = false;
   }
-  out << "), at most " << thousands(o.max_alive) << " alive at once\n";
+  out << "), at most " << thousands(o.max_alive) << " alive at once, " << thousands(o.alive_at_peak)
+      << " at the peak\n";
   static constexpr const char* lifetimes[object_counts::lifetime_classes] = {
       "temporary", "1..15", "16..255", "256..4095", "4096+", "alive at the end"};
   out << "    lifetime in allocations of their thread: ";
@@ -88,6 +90,16 @@ void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
   for (std::size_t k = 0; k < object_counts::lifetime_classes; ++k) {
     if (o.by_lifetime[k] == 0) continue;
     out << (first ? "" : ", ") << lifetimes[k] << ' ' << percent(o.by_lifetime[k], o.objects);
+    first = false;
+  }
+  // In time: the objects that ended (the ones alive at the end are in the list before).
+  static constexpr const char* durations[object_counts::duration_classes - 1] = {
+      "<1 us", "1..10 us", "10..100 us", "0.1..1 ms", "1..10 ms", "10..100 ms", "0.1..1 s", "1 s+"};
+  first = true;
+  for (std::size_t k = 0; k + 1 < object_counts::duration_classes; ++k) {
+    if (o.by_duration[k] == 0) continue;
+    out << (first ? "; in time: " : ", ") << durations[k] << ' '
+        << percent(o.by_duration[k], o.objects);
     first = false;
   }
   out << "; last block ";

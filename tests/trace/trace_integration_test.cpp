@@ -28,6 +28,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -541,6 +542,7 @@ TEST_F(trace_test, kept_blocks_are_objects_whether_freed_by_ordinal_or_by_addres
     analyze::options opts;
     const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts, {&tracker});
     tracker.finish();
+    EXPECT_EQ(tracker.peak_bytes(), a.totals.peak_bytes) << thread;
     const analyze::object_counts o = objects_at(a, tracker, "main");
     const std::uint64_t objects = 3u * k_iterations - (thread ? 0 : 1);
     EXPECT_EQ(o.objects, objects) << thread;
@@ -565,6 +567,7 @@ TEST_F(trace_test, a_growth_chain_is_one_object_and_its_last_block_is_its_capaci
     const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts, {&tracker});
     tracker.finish();
     ASSERT_TRUE(a.complete);
+    EXPECT_EQ(tracker.peak_bytes(), a.totals.peak_bytes) << k;
 
     // 1 element: 1 allocation (4 bytes); 2: 2 (8); 3, 4: 3 (16); 5..8: 4 (32); 9, 10: 5 (64).
     const auto u = [&](long n) { return static_cast<std::uint64_t>(n); };
@@ -585,6 +588,13 @@ TEST_F(trace_test, a_growth_chain_is_one_object_and_its_last_block_is_its_capaci
     EXPECT_EQ(g.by_lifetime[0], u(k / 10)) << k;
     EXPECT_EQ(g.by_lifetime[1], u(9 * k / 10)) << k;  // 1..15: its own growth only
     EXPECT_EQ(g.alive_at_end, 0u) << k;
+    // The peak is at the last of held's allocations (below): no vector of growth() is alive.
+    EXPECT_EQ(g.alive_at_peak, 0u) << k;
+    // Every object has a class in time; none is alive at the end.
+    EXPECT_EQ(std::accumulate(g.by_duration.begin(), g.by_duration.end(), std::uint64_t{0}),
+              g.objects)
+        << k;
+    EXPECT_EQ(g.by_duration[analyze::object_counts::duration_classes - 1], 0u) << k;
 
     // Per call: 5 strings of one block (41 bytes) and a vector that grows 1, 2, 4, 8 (32 bytes
     // each element).
@@ -596,6 +606,7 @@ TEST_F(trace_test, a_growth_chain_is_one_object_and_its_last_block_is_its_capaci
     EXPECT_EQ(s.final_sizes.count(41), u(k / 10 * 5)) << k;
     EXPECT_EQ(s.final_sizes.count(256), u(k / 10)) << k;
     EXPECT_EQ(s.max_alive, 6u) << k;
+    EXPECT_EQ(s.alive_at_peak, 0u) << k;
 
     const analyze::object_counts h = objects_at(a, tracker, "objects::held[abi:cxx11](long)");
     EXPECT_EQ(h.objects, u(2 * k)) << k;
@@ -606,6 +617,12 @@ TEST_F(trace_test, a_growth_chain_is_one_object_and_its_last_block_is_its_capaci
     // The last buffer made is the first block freed after it: temporary.
     EXPECT_EQ(h.by_lifetime[0], 1u) << k;
     EXPECT_EQ(h.alive_at_end, 0u) << k;
+    // The process's peak: every held string and its buffer alive (and nothing of growth() or
+    // strings()), K of each of the site's two stacks.
+    EXPECT_EQ(h.alive_at_peak, u(2 * k)) << k;
+    EXPECT_EQ(std::accumulate(h.by_duration.begin(), h.by_duration.end(), std::uint64_t{0}),
+              h.objects)
+        << k;
   }
 }
 
@@ -1429,9 +1446,13 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
   ASSERT_EQ(text.status, 0) << text.err;
   // The vectors of 1..10 ints (tests/trace/programs/objects.cpp): 350 allocations, 100 objects.
   EXPECT_NE(text.out.find("    objects 100, 3.50 allocations each (1: 10 %, 2: 10 %, 3: 20 %, 4: "
-                          "40 %, 5..8: 20 %), at most 1 alive at once\n"
+                          "40 %, 5..8: 20 %), at most 1 alive at once, 0 at the peak\n"
                           "    lifetime in allocations of their thread: temporary 10 %, 1..15 90 "
-                          "%; last block 32: 40 %, 16: 20 %, 64: 20 %, 2 more sizes\n"),
+                          "%; in time: "),
+            std::string::npos)
+      << text.out;
+  // (Their lifetimes in time depend on the clock.)
+  EXPECT_NE(text.out.find("; last block 32: 40 %, 16: 20 %, 64: 20 %, 2 more sizes\n"),
             std::string::npos)
       << text.out;
   // With the site's best advice under it.
@@ -1448,9 +1469,10 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
       t.trace.parent_path());
   ASSERT_EQ(json.status, 0) << json.err;
   EXPECT_NE(json.out.find("\"objects\": {\"count\": 100, \"allocations\": 350, "
-                          "\"alive_at_end\": 0, \"max_alive\": 1, "),
+                          "\"alive_at_end\": 0, \"max_alive\": 1, \"alive_at_peak\": 0, "),
             std::string::npos)
       << json.out;
+  EXPECT_NE(json.out.find("\"duration\": {\"under_1us\": "), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"lifetime\": {\"temporary\": 10, \"under_16\": 90, "),
             std::string::npos)
       << json.out;
