@@ -37,8 +37,8 @@ std::uint64_t object_counts::allocation_class_max(std::size_t c) noexcept {
 }
 
 std::size_t object_counts::duration_class(double ns) noexcept {
-  double limit = 1e3;  // 1 us, then each class ten times the one before
-  std::size_t c = 0;
+  double limit = 1e6;  // 1 ms, then each class ten times the one before
+  std::size_t c = 1;
   while (c < duration_classes - 2 && ns >= limit) {
     ++c;
     limit *= 10;

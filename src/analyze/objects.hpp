@@ -30,10 +30,10 @@ struct object_counts {
   /// 0 (temporary), 1..15, 16..255, 256..4095, 4096 or more; then objects still alive at the end.
   static constexpr std::size_t lifetime_classes = 6;
   /// Time from the object's first allocation to the free of its last block, from the events'
-  /// stamps: under 1 us, 1..10 us, 10..100 us, 100 us..1 ms, 1..10 ms, 10..100 ms, 100 ms..1 s,
-  /// 1 s or more; then objects still alive at the end. Stamps are coarse ticks (65-131 us,
-  /// docs/trace-format.md): an object freed in the tick it was born in counts as under 1 us.
-  static constexpr std::size_t duration_classes = 9;
+  /// stamps, which are coarse ticks (65-131 us, docs/trace-format.md): within the tick it was
+  /// born in; then, one tick or more, under 1 ms, 1..10 ms, 10..100 ms, 100 ms..1 s, 1 s or more;
+  /// then objects still alive at the end.
+  static constexpr std::size_t duration_classes = 7;
 
   std::uint64_t objects = 0;      // every object, ended or alive at the end of the trace
   std::uint64_t allocations = 0;  // made by them
@@ -52,7 +52,8 @@ struct object_counts {
   /// The class of an object that made `n` allocations, of one that lived `between` allocations.
   static std::size_t allocation_class(std::uint64_t n) noexcept;
   static std::size_t lifetime_class(std::uint64_t between) noexcept;
-  /// The class of an object that lived `ns` nanoseconds (not the last class: alive at the end).
+  /// The class of an object that lived `ns` nanoseconds, one tick or more (never the first,
+  /// within its tick, nor the last, alive at the end).
   static std::size_t duration_class(double ns) noexcept;
   /// The smallest number of allocations in class `c` ("5" for 5..8), and the largest (0: none).
   static std::uint64_t allocation_class_min(std::size_t c) noexcept;

@@ -175,8 +175,7 @@ void json_objects(site_writer& out, const analyze::object_counts& o) {
       << ", \"under_4096\": " << o.by_lifetime[3] << ", \"longer\": " << o.by_lifetime[4]
       << ", \"alive_at_end\": " << o.by_lifetime[5] << "},\n      \"duration\": {";
   static constexpr const char* durations[object_counts::duration_classes] = {
-      "under_1us",   "under_10us", "under_100us", "under_1ms",   "under_10ms",
-      "under_100ms", "under_1s",   "longer",      "alive_at_end"};
+      "same_tick", "under_1ms", "under_10ms", "under_100ms", "under_1s", "longer", "alive_at_end"};
   for (std::size_t k = 0; k < object_counts::duration_classes; ++k)
     out << (k == 0 ? "\"" : ", \"") << durations[k] << "\": " << o.by_duration[k];
   out << "},\n      \"first_sizes\": ";

@@ -94,7 +94,7 @@ void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
   }
   // In time: the objects that ended (the ones alive at the end are in the list before).
   static constexpr const char* durations[object_counts::duration_classes - 1] = {
-      "<1 us", "1..10 us", "10..100 us", "0.1..1 ms", "1..10 ms", "10..100 ms", "0.1..1 s", "1 s+"};
+      "within a tick", "<1 ms", "1..10 ms", "10..100 ms", "0.1..1 s", "1 s+"};
   first = true;
   for (std::size_t k = 0; k + 1 < object_counts::duration_classes; ++k) {
     if (o.by_duration[k] == 0) continue;

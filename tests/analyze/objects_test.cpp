@@ -50,11 +50,11 @@ TEST(ObjectsDuration, ClassBoundariesAtTheTraceRate) {
   constexpr std::uint64_t ns_per_tick = 100;
   trace_writer w;
   w.block(1, 0, 0).stack(1, {0x1000}).stack(2, {0x2000}).stack(3, {0x3000});
-  w.alloc(10, 16, 0x10, 1).free(10, 0x10);    // 0: under 1 us
-  w.alloc(20, 16, 0x20, 1).free(29, 0x20);    // 900 ns: under 1 us
-  w.alloc(30, 16, 0x30, 1).free(40, 0x30);    // 1 us: 1..10 us
+  w.alloc(10, 16, 0x10, 1).free(10, 0x10);    // 0: within its tick
+  w.alloc(20, 16, 0x20, 1).free(29, 0x20);    // 900 ns: under 1 ms
+  w.alloc(30, 16, 0x30, 1).free(40, 0x30);    // 1 us
   w.alloc(50, 16, 0x40, 1).free(149, 0x40);   // 9.9 us
-  w.alloc(150, 16, 0x50, 1).free(250, 0x50);  // 10 us: 10..100 us
+  w.alloc(150, 16, 0x50, 1).free(250, 0x50);  // 10 us
   w.alloc(300, 16, 0x60, 1);                  // freed in the next block
   // A growth chain: from its first allocation (10.5 us), not its last block's (1 us).
   w.alloc(400, 16, 0x70, 2).alloc(495, 32, 0x80, 2).free(495, 0x70).free(505, 0x80);
@@ -62,7 +62,7 @@ TEST(ObjectsDuration, ClassBoundariesAtTheTraceRate) {
   w.alloc(600, 16, 0x90, 3);
   w.end_block();
   w.block(1, 1300, 1300 * ns_per_tick);
-  w.free(1300, 0x60);          // 100 us: 0.1..1 ms
+  w.free(1300, 0x60);          // 100 us
   w.alloc(1800, 16, 0x90, 3);  // the forgotten one's address (outliving its block): alive
   w.alloc(2000, 16, 0xA0, 1).free(11999, 0xA0);         // 999.9 us
   w.alloc(12000, 16, 0xB0, 1).free(22000, 0xB0);        // 1 ms: 1..10 ms
@@ -77,33 +77,34 @@ TEST(ObjectsDuration, ClassBoundariesAtTheTraceRate) {
 
   const object_counts one = at(a, tracker, 0x1000);
   EXPECT_EQ(one.objects, 13u);
-  EXPECT_EQ(one.by_duration, (durations{2, 2, 1, 2, 1, 1, 2, 1, 1}));
+  EXPECT_EQ(one.by_duration, (durations{1, 6, 1, 1, 2, 1, 1}));
   EXPECT_EQ(one.alive_at_end, 1u);
   const object_counts growth = at(a, tracker, 0x2000);
   EXPECT_EQ(growth.objects, 1u);
   EXPECT_EQ(growth.allocations, 2u);
-  EXPECT_EQ(growth.by_duration, (durations{0, 0, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(growth.by_duration, (durations{0, 1, 0, 0, 0, 0, 0}));
   const object_counts reused = at(a, tracker, 0x3000);
   EXPECT_EQ(reused.objects, 2u);
-  EXPECT_EQ(reused.by_duration, (durations{0, 0, 0, 1, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(reused.by_duration, (durations{0, 1, 0, 0, 0, 0, 1}));
   EXPECT_EQ(a.totals.frees, 14u);  // (the forgotten block is not freed)
 }
 
 TEST(ObjectsDuration, TimeRecordsAFewTicksApartDoNotFixTheRate) {
   // Ticks are truncated: TIME (0, 0) and (2, 350) say 175 ns a tick where the clock runs at 100
-  // (the later records). An object of 8 ticks freed between them lived 800 ns, not 1.4 us.
+  // (the later records). An object of 8,000 ticks freed between them lived 800 us, not 1.4 ms.
   trace_writer w;
   w.block(1, 0, 0).stack(1, {0x1000}).alloc(1, 16, 0x10, 1).end_block();
-  w.block(1, 2, 350).free(9, 0x10).end_block();
-  w.block(1, 2000, 200000).alloc(2000, 16, 0x20, 1).free(2012, 0x20).end_block();  // 1.2 us
+  w.block(1, 2, 350).free(8001, 0x10).end_block();
+  w.block(1, 20000, 2000000).alloc(20000, 16, 0x20, 1).free(20012, 0x20).end_block();  // 1.2 us
   object_tracker tracker;
   const analysis a = run(w, tracker);
-  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{1, 1, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{0, 2, 0, 0, 0, 0, 0}));
 }
 
 TEST(ObjectsDuration, AShortTraceTakesItsWholeSpansRate) {
   // 1 us a tick, the TIME records 100 ticks apart (under rate_span): the lifetimes wait until
-  // the end, then take that rate. 5 ticks: 5 us (at the fallback's 131 us a tick: 655 us).
+  // the end, then take that rate. 5 ticks: 5 us; 50 ticks: 50 us (at the fallback's 131 us a
+  // tick: 655 us and 6.55 ms).
   trace_writer w;
   w.block(1, 0, 0).stack(1, {0x1000});
   w.alloc(10, 16, 0x10, 1).free(15, 0x10);
@@ -111,7 +112,7 @@ TEST(ObjectsDuration, AShortTraceTakesItsWholeSpansRate) {
   w.time(100, 100000).end(100).end_block();
   object_tracker tracker;
   const analysis a = run(w, tracker);
-  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{0, 1, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{0, 2, 0, 0, 0, 0, 0}));
 }
 
 TEST(ObjectsDuration, WithoutASecondTimeRecordTheRecordersTickWithoutATsc) {
@@ -124,17 +125,18 @@ TEST(ObjectsDuration, WithoutASecondTimeRecordTheRecordersTickWithoutATsc) {
   w.end_block();
   object_tracker tracker;
   const analysis a = run(w, tracker);
-  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{1, 0, 0, 1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(at(a, tracker, 0x1000).by_duration, (durations{1, 1, 1, 0, 0, 0, 0}));
 }
 
 TEST(ObjectsDuration, ClassOfANanosecondCount) {
-  EXPECT_EQ(object_counts::duration_class(0), 0u);
-  EXPECT_EQ(object_counts::duration_class(999.9), 0u);
-  EXPECT_EQ(object_counts::duration_class(1000), 1u);
-  EXPECT_EQ(object_counts::duration_class(99999), 2u);
-  EXPECT_EQ(object_counts::duration_class(1e8), 6u);
-  EXPECT_EQ(object_counts::duration_class(1e9), 7u);
-  EXPECT_EQ(object_counts::duration_class(1e15), 7u);  // never the last: alive at the end
+  // Never the first (within a tick: no time measured) nor the last (alive at the end).
+  EXPECT_EQ(object_counts::duration_class(1), 1u);
+  EXPECT_EQ(object_counts::duration_class(999999.9), 1u);
+  EXPECT_EQ(object_counts::duration_class(1e6), 2u);
+  EXPECT_EQ(object_counts::duration_class(99999999), 3u);
+  EXPECT_EQ(object_counts::duration_class(1e8), 4u);
+  EXPECT_EQ(object_counts::duration_class(1e9), 5u);
+  EXPECT_EQ(object_counts::duration_class(1e15), 5u);
 }
 
 TEST(ObjectsAtPeak, TheLaterHigherPeakCounts) {
@@ -282,13 +284,13 @@ TEST(ObjectsAtPeak, AddSumsEveryClassAndTheCountAtThePeak) {
   object_counts x;
   x.alive_at_peak = 3;
   x.by_duration[0] = 1;
-  x.by_duration[8] = 2;
+  x.by_duration[6] = 2;
   object_counts y;
   y.alive_at_peak = 4;
-  y.by_duration[8] = 5;
+  y.by_duration[6] = 5;
   x.add(y);
   EXPECT_EQ(x.alive_at_peak, 7u);
-  EXPECT_EQ(x.by_duration, (durations{1, 0, 0, 0, 0, 0, 0, 0, 7}));
+  EXPECT_EQ(x.by_duration, (durations{1, 0, 0, 0, 0, 0, 7}));
 }
 
 }  // namespace

@@ -1472,7 +1472,7 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
                           "\"alive_at_end\": 0, \"max_alive\": 1, \"alive_at_peak\": 0, "),
             std::string::npos)
       << json.out;
-  EXPECT_NE(json.out.find("\"duration\": {\"under_1us\": "), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"duration\": {\"same_tick\": "), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"lifetime\": {\"temporary\": 10, \"under_16\": 90, "),
             std::string::npos)
       << json.out;
