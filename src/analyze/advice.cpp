@@ -126,6 +126,7 @@ advice_item item_of(const group& g, std::size_t site, const std::string& kind) {
   it.allocations = g.allocations;
   it.objects = g.objects.objects;
   it.max_alive = g.objects.max_alive;
+  it.alive_at_peak = g.objects.alive_at_peak;
   return it;
 }
 
@@ -942,7 +943,16 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
         it.chosen.allocations_after = g.allocations;
         found.push_back(it);
       }
-      for (advice_item& f : found) out.push_back(std::move(f));
+      for (advice_item& f : found) {
+        const auto at_peak = [&f](advice_option& o) {
+          o.peak_bytes_added = static_cast<std::int64_t>(f.alive_at_peak) *
+                               (static_cast<std::int64_t>(o.sizeof_after) -
+                                static_cast<std::int64_t>(o.sizeof_before));
+        };
+        at_peak(f.chosen);
+        for (advice_option& o : f.options) at_peak(o);
+        out.push_back(std::move(f));
+      }
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const advice_item& x, const advice_item& y) {

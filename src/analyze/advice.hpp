@@ -38,6 +38,9 @@ struct advice_option {
   std::uint64_t sizeof_before = 0;
   std::uint64_t sizeof_after = 0;
   double estimated_seconds_saved = 0;  // allocations removed, less the larger objects' cost
+  // The memory the change adds at the process's peak: the objects alive then, times the growth
+  // of each (sizeof_after - sizeof_before; per node for `pool`). Negative: it saves.
+  std::int64_t peak_bytes_added = 0;
 };
 
 struct advice_item {
@@ -54,15 +57,16 @@ struct advice_item {
   std::uint64_t allocations = 0;   // made at this site by this operation
   std::uint64_t objects = 0;
   std::uint64_t max_alive = 0;
-  std::string what;      // one line: what allocates there and how
-  std::string evidence;  // one line: why this confidence
+  std::uint64_t alive_at_peak = 0;  // its objects alive at the process's peak
+  std::string what;                 // one line: what allocates there and how
+  std::string evidence;             // one line: why this confidence
   advice_option chosen;
   std::vector<advice_option> options;  // the alternatives, the chosen one among them
 };
 
 struct advise_options {
-  std::size_t top_sites = 20;           // sites looked at, by allocations
-  std::uint64_t min_allocations = 100;  // an operation with fewer gets `none`
+  std::size_t top_sites = 20;             // sites looked at, by allocations
+  std::uint64_t min_allocations = 100;    // an operation with fewer gets `none`
   const burst_tracker* bursts = nullptr;  // for `arena`: the bursts of frees (none: no arena)
 };
 

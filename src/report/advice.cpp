@@ -19,6 +19,11 @@ std::string share(double v) {
 
 std::string seconds(double s) { return s <= 0 ? "nothing" : "about " + duration(s); }
 
+// "+260,448", "-1,024".
+std::string signed_bytes(std::int64_t b) {
+  return (b > 0 ? "+" : "-") + thousands(static_cast<std::uint64_t>(b > 0 ? b : -b));
+}
+
 }  // namespace
 
 void write_advice_text(std::ostream& out, const analysis& a, const std::vector<advice_item>& advice,
@@ -61,10 +66,13 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
     if (c.sizeof_before != 0)
       out << (it.kind == "pool" ? ", node " : ", object ") << c.sizeof_before << " -> "
           << c.sizeof_after << " bytes";
-    out << ", at most " << thousands(it.max_alive) << " alive at once\n";
+    out << ", at most " << thousands(it.max_alive) << " alive at once, "
+        << thousands(it.alive_at_peak) << " at the peak";
+    if (c.peak_bytes_added != 0) out << " (" << signed_bytes(c.peak_bytes_added) << " bytes then)";
+    out << '\n';
     out << "    evidence: " << it.evidence << '\n';
     if (it.options.size() > 1) {
-      out << "    options:  N  allocations after  objects without  sizeof  saves\n";
+      out << "    options:  N  allocations after  objects without  sizeof  at the peak  saves\n";
       for (const advice_option& o : it.options) {
         std::string n = std::to_string(o.reserve != 0      ? o.reserve
                                        : o.slot_size != 0  ? o.slot_size
@@ -77,8 +85,10 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
         cover.insert(0, cover.size() < 15 ? 15 - cover.size() : 0, ' ');
         std::string size = std::to_string(o.sizeof_after);
         size.insert(0, size.size() < 6 ? 6 - size.size() : 0, ' ');
-        out << "           " << n << "  " << after << "  " << cover << "  " << size << "  "
-            << seconds(o.estimated_seconds_saved)
+        std::string peak = o.peak_bytes_added == 0 ? "0" : signed_bytes(o.peak_bytes_added);
+        peak.insert(0, peak.size() < 11 ? 11 - peak.size() : 0, ' ');
+        out << "           " << n << "  " << after << "  " << cover << "  " << size << "  " << peak
+            << "  " << seconds(o.estimated_seconds_saved)
             << (o.suggestion == c.suggestion ? "  <- chosen" : "")
             << (o.suggestion.find("inplace_vector") != std::string::npos ||
                         o.suggestion.find("fixed_string") != std::string::npos
@@ -116,7 +126,8 @@ void json_option(std::ostream& out, const advice_option& o) {
   out << ", \"allocations_after\": " << o.allocations_after
       << ", \"coverage\": " << fixed(o.coverage, 4) << ", \"sizeof_before\": " << o.sizeof_before
       << ", \"sizeof_after\": " << o.sizeof_after
-      << ", \"estimated_seconds_saved\": " << fixed(o.estimated_seconds_saved, 9) << "}";
+      << ", \"estimated_seconds_saved\": " << fixed(o.estimated_seconds_saved, 9)
+      << ", \"peak_bytes_added\": " << o.peak_bytes_added << "}";
 }
 
 }  // namespace
@@ -179,8 +190,10 @@ void write_advice_json(std::ostream& out, const analysis& a, const std::vector<a
       out << c.arena_size;
     out << ", \"allocations\": " << it.allocations
         << ", \"allocations_after\": " << c.allocations_after << ", \"objects\": " << it.objects
-        << ", \"max_alive\": " << it.max_alive << ", \"coverage\": " << fixed(c.coverage, 4)
-        << ", \"sizeof_before\": " << c.sizeof_before << ", \"sizeof_after\": " << c.sizeof_after
+        << ", \"max_alive\": " << it.max_alive << ", \"alive_at_peak\": " << it.alive_at_peak
+        << ", \"peak_bytes_added\": " << c.peak_bytes_added
+        << ", \"coverage\": " << fixed(c.coverage, 4) << ", \"sizeof_before\": " << c.sizeof_before
+        << ", \"sizeof_after\": " << c.sizeof_after
         << ", \"estimated_seconds_saved\": " << fixed(c.estimated_seconds_saved, 9)
         << ",\n     \"what\": " << json_string(it.what)
         << ", \"evidence\": " << json_string(it.evidence) << ",\n     \"options\": [";

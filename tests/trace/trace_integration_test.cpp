@@ -1399,6 +1399,12 @@ void check_advice_kinds(trace_test& test, const std::string& program, bool with_
   std::vector<predicted_site> checks;
   if (const analyze::advice_item* sv = find("small_vector", "advice::chi_squared(")) {
     EXPECT_EQ(sv->confidence, "high");
+    // Every vector is kept to the end, where the process's live bytes peak: each adds its
+    // growth to the peak.
+    EXPECT_EQ(sv->alive_at_peak, sv->objects);
+    EXPECT_EQ(sv->chosen.peak_bytes_added,
+              static_cast<std::int64_t>(sv->objects) *
+                  (static_cast<std::int64_t>(sv->chosen.sizeof_after) - 24));
     checks.push_back({"_chi_sv8", "advice::chi_squared(", before("advice::chi_squared("),
                       option(*sv, 8).allocations_after});
   }
