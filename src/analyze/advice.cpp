@@ -798,7 +798,7 @@ cost_model cost_model::measure() {
   // malloc + free of 64 bytes, with a few blocks live so that free lists are exercised.
   std::vector<double> alloc;
   for (int r = 0; r < rounds; ++r) {
-    constexpr int n = 100000;
+    constexpr int n = 20000;
     void* keep[8] = {};
     const auto t0 = clock::now();
     for (int i = 0; i < n; ++i) {
@@ -813,7 +813,7 @@ cost_model cost_model::measure() {
   }
   // One store per cache line into memory larger than the caches.
   std::vector<double> line;
-  constexpr std::size_t bytes = 8u << 20;  // past the per-core caches
+  constexpr std::size_t bytes = 4u << 20;  // past the per-core caches
   std::unique_ptr<char[]> buffer(new char[bytes]);
   for (std::size_t i = 0; i < bytes; i += 4096) buffer[i] = 1;  // the pages, first
   for (int r = 0; r < rounds; ++r) {
@@ -828,7 +828,7 @@ cost_model cost_model::measure() {
   std::vector<double> slots;
   lowalloc::pool pool(64);
   for (int r = 0; r < rounds; ++r) {
-    constexpr int n = 100000;
+    constexpr int n = 20000;
     void* keep[8] = {};
     const auto t0 = clock::now();
     for (int i = 0; i < n; ++i) {

@@ -49,20 +49,24 @@ class burst_tracker final : public event_sink {
   /// The counts of a stack (the merge's numbering); nullptr when none of its blocks was freed in
   /// a burst.
   const burst_counts* of(std::uint32_t stack) const noexcept {
-    return stack < stacks_.size() && stacks_[stack].counts != 0
-               ? &counts_[stacks_[stack].counts - 1]
+    return stack < closing_.size() && closing_[stack].counts != 0
+               ? &counts_[closing_[stack].counts - 1]
                : nullptr;
   }
 
  private:
-  struct stack_state {
-    std::uint32_t phase = 0;  // the thread phase `allocations` and `bytes` are for; 0: none yet
-    std::uint32_t burst = 0;  // the burst `burst_blocks` and `burst_bytes` are for; 0: none
-    std::uint64_t allocations = 0;
+  // Touched at every allocation: small, so that the stacks' states share cache lines.
+  struct stack_phase {
+    std::uint32_t phase = 0;        // the thread phase the counts are for; 0: none yet
+    std::uint32_t allocations = 0;  // (saturates)
     std::uint64_t bytes = 0;
+  };
+  // Touched when a burst is closed.
+  struct stack_burst {
+    std::uint32_t burst = 0;   // the burst `blocks` and `bytes` are for; 0: none
     std::uint32_t counts = 0;  // 1 + its index into counts_; 0: none yet
-    std::uint32_t burst_blocks = 0;
-    std::uint64_t burst_bytes = 0;
+    std::uint64_t blocks = 0;
+    std::uint64_t bytes = 0;
   };
   struct freed {
     std::uint32_t stack = 0;
@@ -71,18 +75,25 @@ class burst_tracker final : public event_sink {
   };
   struct thread_state {
     std::uint32_t phase = 0;
+    std::uint64_t frees = 0;        // in `burst`
     std::vector<freed> burst;       // frees since the thread's latest allocation
     std::size_t compact_at = 4096;  // when `burst` is compacted next
   };
 
-  thread_state& thread_of(std::uint32_t thread);
+  thread_state& thread_of(std::uint32_t thread) {
+    if (thread >= threads_.size()) threads_.resize(std::size_t{thread} + 1);
+    thread_state& t = threads_[thread];
+    if (t.phase == 0) t.phase = ++phases_;
+    return t;
+  }
   /// A long burst's frees, one entry per stack: a program that frees millions of blocks at its
   /// end keeps a few per stack, not one per block.
   static void compact(std::vector<freed>& burst);
   /// The thread's frees since its latest allocation end; a burst if there are enough of them.
   void close(thread_state& t);
 
-  detail::grow_array<stack_state> stacks_;  // per stack: its latest phase and burst
+  detail::grow_array<stack_phase> phases_of_;  // per stack: its counts in its latest phase
+  detail::grow_array<stack_burst> closing_;    // per stack: its part of the latest burst
   std::vector<burst_counts> counts_;
   std::vector<thread_state> threads_;
   std::vector<std::uint32_t> in_burst_;  // the distinct stacks of the burst being closed

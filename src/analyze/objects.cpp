@@ -229,11 +229,29 @@ void object_tracker::end(std::uint32_t index, bool alive, std::uint64_t tick) {
     else
       ++c.by_duration[0];
   }
-  c.first_sizes.add(histogram::bucket_of(o.first_size), 1);
-  c.final_sizes.add(histogram::bucket_of(o.last_size), 1);
+  stack_state& s = now_[o.stack];
+  const auto first = static_cast<std::uint32_t>(histogram::bucket_of(o.first_size));
+  const auto final = static_cast<std::uint32_t>(histogram::bucket_of(o.last_size));
+  if ((s.first_run != 0 && first != s.first_bucket) ||
+      (s.final_run != 0 && final != s.final_bucket) || s.first_run == ~std::uint32_t{0} ||
+      s.final_run == ~std::uint32_t{0})
+    count_runs(o.stack);
+  s.first_bucket = first;
+  ++s.first_run;
+  s.final_bucket = final;
+  ++s.final_run;
   touch(o.stack);
-  --now_[o.stack].alive;
+  --s.alive;
   release(index);
+}
+
+void object_tracker::count_runs(std::uint32_t stack) {
+  stack_state& s = now_[stack];
+  object_counts& c = stacks_[stack];
+  if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
+  if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
+  s.first_run = 0;
+  s.final_run = 0;
 }
 
 void object_tracker::finish() {
@@ -248,6 +266,7 @@ void object_tracker::finish() {
   for (std::uint32_t s = 0; s < now_.size(); ++s) touch(s);
   for (std::uint32_t i = 0; i < objects_.size(); ++i)
     if (objects_[i].serial != 0) end(i, true, 0);
+  for (std::uint32_t s = 0; s < now_.size(); ++s) count_runs(s);
   objects_ = detail::grow_array<object>();
   unused_ = std::vector<std::uint32_t>();
 }

@@ -126,6 +126,12 @@ class object_tracker final : public event_sink {
   struct stack_state {
     std::uint64_t alive = 0;  // its objects' blocks alive now (a growth under way: two)
     std::uint64_t epoch = 0;  // the stack's alive_at_peak is for this peak
+    // The latest ended objects' first and last block sizes when they fell in one bucket, not yet
+    // in first_sizes and final_sizes: most objects of a stack start, and many end, at one size.
+    std::uint32_t first_bucket = 0;
+    std::uint32_t first_run = 0;
+    std::uint32_t final_bucket = 0;
+    std::uint32_t final_run = 0;
   };
   struct pending_duration {
     std::uint64_t ticks = 0;
@@ -147,6 +153,8 @@ class object_tracker final : public event_sink {
   /// An object of `stack` lived `ticks` (> 0): its class, now or once the clock's rate is known.
   void count_duration(std::uint32_t stack, std::uint64_t ticks);
   void count_pending();
+  /// Counts the stack's runs of first and last sizes in its object_counts.
+  void count_runs(std::uint32_t stack);
   /// Its number may be given to a new object.
   void release(std::uint32_t index);
 
