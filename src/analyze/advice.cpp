@@ -860,7 +860,7 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
   // The top sites' stacks, grouped by operation.
   std::vector<std::map<std::tuple<std::string, std::string, std::string>, group>> groups(sites);
   operation_classifier classifier(*a.frames);
-  const std::vector<object_counts>& by_stack = objects.by_stack();
+
   for (std::size_t si = 0; si < a.stacks.size(); ++si) {
     const stack& st = a.stacks[si];
     if (st.totals.allocations == 0 || st.site >= sites) continue;
@@ -880,7 +880,7 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
         g.phases.insert(g.phases.end(), b->phases.begin(), b->phases.end());
       }
     }
-    if (si < by_stack.size()) g.objects.add(by_stack[si]);
+    if (si < objects.stacks()) g.objects.add(objects.of(static_cast<std::uint32_t>(si)));
   }
   for (std::size_t site = 0; site < sites; ++site) {
     for (auto& [key, g] : groups[site]) {

@@ -69,14 +69,77 @@ void object_counts::add(const object_counts& o) {
     final_sizes.add(b.bucket, b.count);
 }
 
-void object_tracker::on_begin() { *this = object_tracker(); }
+void object_tracker::on_begin() {
+  const std::uint32_t spill_at = spill_at_;
+  *this = object_tracker();
+  spill_at_ = spill_at;
+}
 
-object_counts& object_tracker::stack_of(std::uint32_t stack) {
-  if (stack >= stacks_.size()) {
-    stacks_.resize(std::max<std::size_t>(stack + 1, stacks_.size() * 3 / 2));
-    now_.resize(stacks_.size());
+object_tracker::stack_state& object_tracker::stack_of(std::uint32_t stack) {
+  if (stack >= now_.size()) now_.resize(std::max<std::size_t>(stack + 1, now_.size() * 3 / 2));
+  return now_[stack];
+}
+
+void object_tracker::bump(std::uint32_t stack, std::uint32_t& counter) {
+  if (counter >= spill_at_) spill(stack);  // (zeroes `counter`)
+  ++counter;
+}
+
+void object_tracker::spill(std::uint32_t stack) {
+  stack_state& s = now_[stack];
+  object_counts& c = cold_of(stack);
+  for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
+    c.objects += s.by_allocations[k];
+    c.by_allocations[k] += s.by_allocations[k];
   }
-  return stacks_[stack];
+  c.allocations += s.allocations;
+  for (std::size_t k = 0; k < object_counts::lifetime_classes; ++k)
+    c.by_lifetime[k] += s.by_lifetime[k];
+  c.alive_at_end += s.by_lifetime[object_counts::lifetime_classes - 1];
+  for (std::size_t k = 0; k + 1 < object_counts::duration_classes; ++k)
+    c.by_duration[k] += s.by_duration[k];
+  c.by_duration[object_counts::duration_classes - 1] +=
+      s.by_lifetime[object_counts::lifetime_classes - 1];
+  if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
+  if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
+  s.allocations = 0;
+  s.first_run = s.final_run = 0;
+  s.by_allocations = {};
+  s.by_lifetime = {};
+  s.by_duration = {};
+}
+
+object_counts& object_tracker::cold_of(std::uint32_t stack) {
+  stack_state& s = now_[stack];
+  if (s.cold == 0) {
+    cold_.emplace_back();
+    s.cold = static_cast<std::uint32_t>(cold_.size());
+  }
+  return cold_[s.cold - 1];
+}
+
+object_counts object_tracker::of(std::uint32_t stack) const {
+  object_counts c;
+  if (stack >= now_.size()) return c;
+  const stack_state& s = now_[stack];
+  if (s.cold != 0) c = cold_[s.cold - 1];
+  for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
+    c.objects += s.by_allocations[k];
+    c.by_allocations[k] += s.by_allocations[k];
+  }
+  c.allocations += s.allocations;
+  for (std::size_t k = 0; k < object_counts::lifetime_classes; ++k)
+    c.by_lifetime[k] += s.by_lifetime[k];
+  c.alive_at_end += s.by_lifetime[object_counts::lifetime_classes - 1];
+  for (std::size_t k = 0; k + 1 < object_counts::duration_classes; ++k)
+    c.by_duration[k] += s.by_duration[k];
+  c.by_duration[object_counts::duration_classes - 1] +=
+      s.by_lifetime[object_counts::lifetime_classes - 1];
+  if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
+  if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
+  c.max_alive = s.max_alive;
+  c.alive_at_peak = s.alive_at_peak;
+  return c;
 }
 
 object_tracker::thread_state& object_tracker::thread_of(std::uint32_t thread) {
@@ -168,8 +231,8 @@ void object_tracker::on_free(const free_event& e) {
       // A peak since the later of the two blocks was made found both alive: one object.
       touch(o.stack);
       if (static_cast<std::uint32_t>(epoch_) != (old_newer ? old_epoch : l.epoch) &&
-          stacks_[o.stack].alive_at_peak != 0)
-        --stacks_[o.stack].alive_at_peak;
+          now_[o.stack].alive_at_peak != 0)
+        --now_[o.stack].alive_at_peak;
       --now_[o.stack].alive;
       release(index);
       l.serial = 0;
@@ -194,60 +257,57 @@ void object_tracker::count_duration(std::uint32_t stack, std::uint64_t ticks) {
   if (ns_per_tick_ == 0) {
     pending_.push_back(pending_duration{ticks, stack});
   } else {
-    ++stacks_[stack]
-          .by_duration[object_counts::duration_class(static_cast<double>(ticks) * ns_per_tick_)];
+    bump(stack, now_[stack].by_duration[object_counts::duration_class(static_cast<double>(ticks) *
+                                                                      ns_per_tick_)]);
   }
 }
 
 void object_tracker::count_pending() {
   for (const pending_duration& p : pending_)
-    ++stacks_[p.stack]
-          .by_duration[object_counts::duration_class(static_cast<double>(p.ticks) * ns_per_tick_)];
+    bump(p.stack, now_[p.stack].by_duration[object_counts::duration_class(
+                      static_cast<double>(p.ticks) * ns_per_tick_)]);
   pending_ = std::vector<pending_duration>();
 }
 
 void object_tracker::end(std::uint32_t index, bool alive, std::uint64_t tick) {
   const object& o = objects_[index];
-  object_counts& c = stacks_[o.stack];
+  const std::uint32_t stack = o.stack;
+  stack_state& s = now_[stack];
   // The most alive at once, just before one ends (a growth's new block, alive with the old one
   // until the old one is freed, is never counted as a second object).
-  c.max_alive = std::max(c.max_alive, now_[o.stack].alive);
-  ++c.objects;
-  c.allocations += o.allocations;
-  ++c.by_allocations[object_counts::allocation_class(o.allocations)];
+  s.max_alive = std::max(s.max_alive, s.alive);
+  bump(stack, s.by_allocations[object_counts::allocation_class(o.allocations)]);
+  s.allocations += o.allocations;
   if (alive) {
-    ++c.alive_at_end;
-    ++c.by_lifetime[object_counts::lifetime_classes - 1];
-    ++c.by_duration[object_counts::duration_classes - 1];
+    bump(stack, s.by_lifetime[object_counts::lifetime_classes - 1]);
   } else {
     const std::uint64_t between = threads_[o.thread].allocations - o.born - 1;
-    ++c.by_lifetime[object_counts::lifetime_class(between)];
+    bump(stack, s.by_lifetime[object_counts::lifetime_class(between)]);
     // (Stamps are causal, a free's never before its block's; a damaged order counts as 0.) Most
     // objects end in the tick they were born in, whatever the rate.
     if (tick > o.born_tick)
-      count_duration(o.stack, tick - o.born_tick);
+      count_duration(stack, tick - o.born_tick);
     else
-      ++c.by_duration[0];
+      bump(stack, s.by_duration[0]);
   }
-  stack_state& s = now_[o.stack];
-  const auto first = static_cast<std::uint32_t>(histogram::bucket_of(o.first_size));
-  const auto final = static_cast<std::uint32_t>(histogram::bucket_of(o.last_size));
+  const auto first = static_cast<std::uint16_t>(histogram::bucket_of(o.first_size));
+  const auto final = static_cast<std::uint16_t>(histogram::bucket_of(o.last_size));
   if ((s.first_run != 0 && first != s.first_bucket) ||
-      (s.final_run != 0 && final != s.final_bucket) || s.first_run == ~std::uint32_t{0} ||
-      s.final_run == ~std::uint32_t{0})
-    count_runs(o.stack);
+      (s.final_run != 0 && final != s.final_bucket) || s.first_run >= spill_at_ ||
+      s.final_run >= spill_at_)
+    count_runs(stack);
   s.first_bucket = first;
   ++s.first_run;
   s.final_bucket = final;
   ++s.final_run;
-  touch(o.stack);
+  touch(stack);
   --s.alive;
   release(index);
 }
 
 void object_tracker::count_runs(std::uint32_t stack) {
   stack_state& s = now_[stack];
-  object_counts& c = stacks_[stack];
+  object_counts& c = cold_of(stack);
   if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
   if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
   s.first_run = 0;
@@ -266,16 +326,15 @@ void object_tracker::finish() {
   for (std::uint32_t s = 0; s < now_.size(); ++s) touch(s);
   for (std::uint32_t i = 0; i < objects_.size(); ++i)
     if (objects_[i].serial != 0) end(i, true, 0);
-  for (std::uint32_t s = 0; s < now_.size(); ++s) count_runs(s);
   objects_ = detail::grow_array<object>();
   unused_ = std::vector<std::uint32_t>();
 }
 
 std::vector<object_counts> object_tracker::by_site(const analysis& a) const {
   std::vector<object_counts> out(a.sites.size());
-  for (std::size_t si = 0; si < a.stacks.size() && si < stacks_.size(); ++si)
+  for (std::size_t si = 0; si < a.stacks.size() && si < now_.size(); ++si)
     if (a.stacks[si].totals.allocations != 0 && a.stacks[si].site < out.size())
-      out[a.stacks[si].site].add(stacks_[si]);
+      out[a.stacks[si].site].add(of(static_cast<std::uint32_t>(si)));
   return out;
 }
 

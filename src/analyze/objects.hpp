@@ -91,8 +91,14 @@ class object_tracker final : public event_sink {
   /// The most bytes live at once (lost blocks excluded): the accounting's totals.peak_bytes.
   std::uint64_t peak_bytes() const noexcept { return peak_bytes_; }
 
-  /// Per stack, in the merge's numbering (analysis::stacks); stacks past the end made none.
-  const std::vector<object_counts>& by_stack() const noexcept { return stacks_; }
+  /// The objects of one stack, in the merge's numbering (analysis::stacks); a stack past
+  /// stacks() made none.
+  object_counts of(std::uint32_t stack) const;
+  std::size_t stacks() const noexcept { return now_.size(); }
+
+  /// (For tests.) A stack's counters move to their full-width record when one reaches `n`
+  /// rather than 2^32 - 1: the counts must not change.
+  void spill_at(std::uint32_t n) noexcept { spill_at_ = n; }
   /// Per site (analysis::sites), from its stacks.
   std::vector<object_counts> by_site(const analysis& a) const;
 
@@ -123,29 +129,46 @@ class object_tracker final : public event_sink {
     std::array<recent_alloc, recent> latest{};  // its latest allocations, the newest at `next - 1`
     std::size_t next = 0;
   };
-  struct stack_state {
-    std::uint64_t alive = 0;  // its objects' blocks alive now (a growth under way: two)
-    std::uint64_t epoch = 0;  // the stack's alive_at_peak is for this peak
+  // What the events change of a stack, in two adjacent cache lines: an object that ends touches
+  // nothing else of its stack. Its counters go to cold_ when one would overflow (after 2^32 - 1
+  // objects of one class), and with them make the stack's object_counts (of()).
+  struct alignas(128) stack_state {
+    std::uint64_t epoch = 0;        // alive_at_peak is for this peak
+    std::uint64_t allocations = 0;  // made by its ended objects
+    std::uint32_t alive = 0;        // its objects' blocks alive now (a growth under way: two)
+    std::uint32_t max_alive = 0;
+    std::uint32_t alive_at_peak = 0;
     // The latest ended objects' first and last block sizes when they fell in one bucket, not yet
-    // in first_sizes and final_sizes: most objects of a stack start, and many end, at one size.
-    std::uint32_t first_bucket = 0;
+    // in cold_'s sizes: most objects of a stack start, and many end, at one size.
+    std::uint16_t first_bucket = 0;
+    std::uint16_t final_bucket = 0;
     std::uint32_t first_run = 0;
-    std::uint32_t final_bucket = 0;
     std::uint32_t final_run = 0;
+    std::array<std::uint32_t, object_counts::allocation_classes> by_allocations{};
+    std::array<std::uint32_t, object_counts::lifetime_classes> by_lifetime{};      // [last]: at end
+    std::array<std::uint32_t, object_counts::duration_classes - 1> by_duration{};  // ended ones
+    std::uint32_t cold = 0;  // 1 + its index into cold_; 0: none yet
   };
+  static_assert(sizeof(stack_state) == 128, "a stack's state is two cache lines");
   struct pending_duration {
     std::uint64_t ticks = 0;
     std::uint32_t stack = 0;
   };
 
-  object_counts& stack_of(std::uint32_t stack);
+  stack_state& stack_of(std::uint32_t stack);
+  /// Counts one more in a class counter of the stack, moving them all to cold_ first if it is
+  /// full.
+  void bump(std::uint32_t stack, std::uint32_t& counter);
+  /// Moves the stack's counters (not its alive counts) to cold_.
+  void spill(std::uint32_t stack);
   thread_state& thread_of(std::uint32_t thread);
   std::uint32_t new_object();
   /// The stack's alive_at_peak is for the latest peak (taken before its first change after it).
   void touch(std::uint32_t stack) noexcept {
-    if (now_[stack].epoch != epoch_) {
-      stacks_[stack].alive_at_peak = now_[stack].alive;
-      now_[stack].epoch = epoch_;
+    stack_state& s = now_[stack];
+    if (s.epoch != epoch_) {
+      s.alive_at_peak = s.alive;
+      s.epoch = epoch_;
     }
   }
   /// The object ends: freed at `tick` (`alive` false) or alive at the end of the trace.
@@ -158,8 +181,11 @@ class object_tracker final : public event_sink {
   /// Its number may be given to a new object.
   void release(std::uint32_t index);
 
-  std::vector<object_counts> stacks_;
-  std::vector<stack_state> now_;  // per stack
+  std::vector<stack_state> now_;     // per stack
+  std::vector<object_counts> cold_;  // what spilled, and the sorted sizes, of some stacks
+  std::uint32_t spill_at_ = ~std::uint32_t{0};
+  /// The stack's entry in cold_, made if it has none.
+  object_counts& cold_of(std::uint32_t stack);
   std::vector<thread_state> threads_;
   detail::grow_array<object> objects_;  // grows by moving its pages, not by a copy
   std::vector<std::uint32_t> unused_;   // indexes into objects_ free for reuse

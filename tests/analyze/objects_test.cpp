@@ -293,4 +293,56 @@ TEST(ObjectsAtPeak, AddSumsEveryClassAndTheCountAtThePeak) {
   EXPECT_EQ(x.by_duration, (durations{1, 0, 0, 0, 0, 0, 7}));
 }
 
+// A stack's counters live in 32 bits until one would overflow, then move to their full-width
+// record: moved at every few objects, the counts are the same.
+TEST(ObjectsCounters, MovedToTheirFullRecordTheCountsAreTheSame) {
+  std::mt19937_64 rng(5);
+  trace_writer w;
+  w.block(1, 0, 0).stack(1, {0x1000}).stack(2, {0x2000}).stack(3, {0x3000});
+  std::unordered_map<std::uint64_t, std::uint64_t> live;  // addr -> size
+  std::uint64_t t = 1;
+  for (int i = 0; i < 3000; ++i, t += rng() % 3) {
+    const std::uint64_t addr = 0x100 + (rng() % 64) * 16;
+    auto it = live.find(addr);
+    if (it != live.end()) {
+      w.free(t, addr);
+      live.erase(it);
+    } else {
+      const std::uint64_t stack = 1 + rng() % 3;
+      const std::uint64_t size = 8u << (rng() % 5);
+      w.alloc(t, size, addr, stack);
+      live[addr] = size;
+    }
+  }
+  w.time(t, t * 1000).end(t).end_block();
+  object_tracker whole;
+  const analysis a = run(w, whole);
+  object_tracker spilled;
+  spilled.spill_at(2);
+  const analysis b = run(w, spilled);
+  const std::vector<object_counts> x = whole.by_site(a);
+  const std::vector<object_counts> y = spilled.by_site(b);
+  ASSERT_EQ(x.size(), y.size());
+  std::uint64_t objects = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(x[i].objects, y[i].objects) << i;
+    EXPECT_EQ(x[i].allocations, y[i].allocations) << i;
+    EXPECT_EQ(x[i].alive_at_end, y[i].alive_at_end) << i;
+    EXPECT_EQ(x[i].max_alive, y[i].max_alive) << i;
+    EXPECT_EQ(x[i].alive_at_peak, y[i].alive_at_peak) << i;
+    EXPECT_EQ(x[i].by_allocations, y[i].by_allocations) << i;
+    EXPECT_EQ(x[i].by_lifetime, y[i].by_lifetime) << i;
+    EXPECT_EQ(x[i].by_duration, y[i].by_duration) << i;
+    ASSERT_EQ(x[i].first_sizes.buckets.size(), y[i].first_sizes.buckets.size()) << i;
+    for (std::size_t k = 0; k < x[i].first_sizes.buckets.size(); ++k)
+      EXPECT_EQ(x[i].first_sizes.buckets[k].count, y[i].first_sizes.buckets[k].count);
+    ASSERT_EQ(x[i].final_sizes.buckets.size(), y[i].final_sizes.buckets.size()) << i;
+    for (std::size_t k = 0; k < x[i].final_sizes.buckets.size(); ++k)
+      EXPECT_EQ(x[i].final_sizes.buckets[k].count, y[i].final_sizes.buckets[k].count);
+    EXPECT_EQ(sum(y[i].by_duration), y[i].objects);
+    objects += y[i].objects;
+  }
+  EXPECT_GT(objects, 500u);
+}
+
 }  // namespace
