@@ -331,7 +331,11 @@ void object_tracker::finish() {
 }
 
 std::vector<object_counts> object_tracker::by_site(const analysis& a) const {
-  std::vector<object_counts> out(a.sites.size());
+  return by_site(a, a.sites.size());
+}
+
+std::vector<object_counts> object_tracker::by_site(const analysis& a, std::size_t sites) const {
+  std::vector<object_counts> out(std::min(sites, a.sites.size()));
   for (std::size_t si = 0; si < a.stacks.size() && si < now_.size(); ++si)
     if (a.stacks[si].totals.allocations != 0 && a.stacks[si].site < out.size())
       out[a.stacks[si].site].add(of(static_cast<std::uint32_t>(si)));

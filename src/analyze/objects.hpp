@@ -101,6 +101,9 @@ class object_tracker final : public event_sink {
   void spill_at(std::uint32_t n) noexcept { spill_at_ = n; }
   /// Per site (analysis::sites), from its stacks.
   std::vector<object_counts> by_site(const analysis& a) const;
+  /// The same for the sites before `sites` only (the ones a report shows): a trace of a million
+  /// sites needs no million records to show twenty.
+  std::vector<object_counts> by_site(const analysis& a, std::size_t sites) const;
 
  private:
   struct object {

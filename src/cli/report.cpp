@@ -153,7 +153,11 @@ int report_main(int argc, char** argv) {
       a = analyze::analyze_file(file, opts, {&tracker, &bursts});
       tracker.finish();
       bursts.finish();
-      by_site = tracker.by_site(a);
+      // The objects of the sites the report shows, the last of them in the analysis' order.
+      std::size_t shown = 0;
+      for (const analyze::site* s : report::ranked_sites(a, ro.sort, ro.top))
+        shown = std::max(shown, static_cast<std::size_t>(s - a.sites.data()) + 1);
+      by_site = tracker.by_site(a, shown);
       ro.objects = &by_site;
       // The top advice under each site it applies to (assumed costs: the report stays the same
       // from one run to the next).
