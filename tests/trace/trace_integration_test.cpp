@@ -1470,6 +1470,16 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
       run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
   EXPECT_EQ(plain.out.find("\n    advice: "), std::string::npos);
   EXPECT_EQ(plain.out.find("\n    objects "), std::string::npos);  // only when asked for
+  // Ranked by another key, the sites shown are not the first by allocations: their objects still
+  // are (the held strings, all alive at the peak).
+  command_result by_peak = run_command(
+      {lowalloc_cli, "report", t.trace.string(), "--objects", "--sort", "peak", "--top", "2"},
+      t.trace.parent_path());
+  ASSERT_EQ(by_peak.status, 0) << by_peak.err;
+  EXPECT_TRUE(contains(by_peak.out,
+                       "\n    objects 200, 1.00 allocations each (1: 100 %), at most 200 alive at "
+                       "once, 200 at the peak\n"))
+      << by_peak.out;
   command_result json = run_command(
       {lowalloc_cli, "report", t.trace.string(), "--objects", "--format", "json", "--top", "1"},
       t.trace.parent_path());
