@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <tuple>
 
 namespace lowalloc::analyze {
@@ -54,6 +55,7 @@ struct group {
   object_counts objects;
   std::size_t stacks = 0;
   std::uint32_t first_stack = 0;  // the first of its stacks, into analysis::stacks
+  bool libcxx = false;            // its frames are libc++'s (std::__1)
   std::uint64_t freed_in_bursts = 0;
   std::vector<burst_phase> phases;  // its stacks' phases that ended with a burst (bursts.hpp)
 };
@@ -106,6 +108,28 @@ std::pair<std::uint64_t, double> common_first_size(const object_counts& o) {
   return {best, o.objects == 0 ? 0.0 : static_cast<double>(count) / static_cast<double>(o.objects)};
 }
 
+// The size of the element of a vector's objects, and the share of the objects whose first block
+// held one: the type's own size where the name says it (a vector of strings that starts at two
+// elements must not be taken for one of 64-byte elements), else the largest size that divides
+// every exactly known block (each is a capacity times the element), else the most common first.
+std::pair<std::uint64_t, double> element_of(const group& g) {
+  const object_counts& o = g.objects;
+  std::uint64_t element =
+      detail::known_type_size(detail::first_template_argument(g.op.container), g.libcxx);
+  if (element == 0) {
+    std::uint64_t divisor = 0;
+    for (const size_counts* sizes : {&o.first_sizes, &o.final_sizes})
+      for (const size_counts::bucket_count& b : sizes->buckets)
+        if (b.bucket != 0 && b.bucket < histogram::exact_sizes)
+          divisor = std::gcd(divisor, std::uint64_t{b.bucket});
+    element = divisor;
+  }
+  if (element == 0) return common_first_size(o);
+  const std::uint64_t one = o.first_sizes.count(element);
+  return {element,
+          o.objects == 0 ? 0.0 : static_cast<double>(one) / static_cast<double>(o.objects)};
+}
+
 bool is_string_kind(const std::string& kind) {
   return kind == "string_construction" || kind == "string_copy" || kind == "string_growth" ||
          kind == "string_concatenation" || kind == "to_string";
@@ -134,7 +158,7 @@ advice_item item_of(const group& g, std::size_t site, const std::string& kind) {
 bool advise_small_vector(const group& g, std::size_t site, const cost_model& costs,
                          advice_item& out) {
   const object_counts& o = g.objects;
-  const auto [element, first_share] = common_first_size(o);
+  const auto [element, first_share] = element_of(g);
   if (element == 0 || o.objects == 0) return false;
   const std::string type = detail::first_template_argument(g.op.container);
   std::uint64_t largest = 0;
@@ -205,7 +229,7 @@ bool advise_small_vector(const group& g, std::size_t site, const cost_model& cos
 // fewer, else once and then once per doubling from n.
 bool advise_reserve(const group& g, std::size_t site, const cost_model& costs, advice_item& out) {
   const object_counts& o = g.objects;
-  const auto [element, first_share] = common_first_size(o);
+  const auto [element, first_share] = element_of(g);
   if (element == 0 || o.objects == 0 || g.allocations < 2 * o.objects) return false;
   std::uint64_t largest = 0;
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> capacities =
@@ -684,6 +708,39 @@ std::uint64_t small_string_sizeof(std::uint64_t n) {
 
 std::uint64_t fixed_string_sizeof(std::uint64_t n) { return n + 1; }
 
+std::uint64_t known_type_size(const std::string& type, bool libcxx) {
+  if (type.empty()) return 0;
+  if (type.back() == '*') return sizeof(void*);
+  static const std::pair<const char*, std::uint64_t> sizes[] = {{"char", 1},
+                                                                {"signed char", 1},
+                                                                {"unsigned char", 1},
+                                                                {"bool", 1},
+                                                                {"char8_t", 1},
+                                                                {"short", 2},
+                                                                {"unsigned short", 2},
+                                                                {"char16_t", 2},
+                                                                {"int", 4},
+                                                                {"unsigned int", 4},
+                                                                {"float", 4},
+                                                                {"char32_t", 4},
+                                                                {"wchar_t", 4},
+                                                                {"long", 8},
+                                                                {"unsigned long", 8},
+                                                                {"long long", 8},
+                                                                {"unsigned long long", 8},
+                                                                {"double", 8},
+                                                                {"std::string_view", 16},
+                                                                {"std::byte", 1}};
+  for (const auto& [name, size] : sizes)
+    if (type == name) return size;
+  if (type == "std::string") return libcxx ? 24 : 32;
+  if (type.compare(0, 12, "std::vector<") == 0) return 24;
+  if (type.compare(0, 16, "std::unique_ptr<") == 0 && type.find(',') == std::string::npos)
+    return sizeof(void*);
+  if (type.compare(0, 16, "std::shared_ptr<") == 0) return 2 * sizeof(void*);
+  return 0;
+}
+
 std::uint64_t small_vector_allocations(std::uint64_t capacity, std::uint64_t n) {
   std::uint64_t allocations = 0;
   for (std::uint64_t c = n == 0 ? 1 : n; c < capacity; c *= 2) ++allocations;
@@ -871,6 +928,10 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
     if (g.stacks++ == 0) {
       g.op = std::move(op);
       g.first_stack = static_cast<std::uint32_t>(si);
+      for (std::uint32_t k = 0; k < st.frame_count && k <= st.allocator_frames; ++k)
+        if (a.frames->frames[a.frames->ids[st.first_frame + k]].function.find("std::__1::") !=
+            std::string::npos)
+          g.libcxx = true;
     }
     g.allocations += st.totals.allocations;
     g.bytes += st.totals.bytes_allocated;

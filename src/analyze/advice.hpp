@@ -86,6 +86,9 @@ std::uint64_t inplace_vector_sizeof(std::uint64_t size, std::uint64_t align, std
 std::uint64_t small_string_sizeof(std::uint64_t n);
 /// sizeof(lowalloc::fixed_string<N>).
 std::uint64_t fixed_string_sizeof(std::uint64_t n);
+/// The size of a type named as operation.hpp names it ("int", "std::string", "Node*") on x86-64,
+/// with libc++ or libstdc++; 0 when the name does not say.
+std::uint64_t known_type_size(const std::string& type, bool libcxx);
 /// Allocations a small_vector<T, N> makes for an object whose std::vector grew to `capacity`
 /// elements by doubling: 0 when it fits, else the doublings from N to at least `capacity`.
 std::uint64_t small_vector_allocations(std::uint64_t capacity, std::uint64_t n);

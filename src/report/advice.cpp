@@ -21,7 +21,9 @@ std::string seconds(double s) { return s <= 0 ? "nothing" : "about " + duration(
 
 // "+260,448", "-1,024".
 std::string signed_bytes(std::int64_t b) {
-  return (b > 0 ? "+" : "-") + thousands(static_cast<std::uint64_t>(b > 0 ? b : -b));
+  std::string out(1, b > 0 ? '+' : '-');
+  out += thousands(static_cast<std::uint64_t>(b > 0 ? b : -b));
+  return out;
 }
 
 }  // namespace

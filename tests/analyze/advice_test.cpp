@@ -16,6 +16,8 @@
 #include <memory>
 #include <memory_resource>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace {
 
@@ -23,6 +25,7 @@ using lowalloc::analyze::detail::arena_chunks;
 using lowalloc::analyze::detail::first_template_argument;
 using lowalloc::analyze::detail::fixed_string_sizeof;
 using lowalloc::analyze::detail::inplace_vector_sizeof;
+using lowalloc::analyze::detail::known_type_size;
 using lowalloc::analyze::detail::looks_up;
 using lowalloc::analyze::detail::small_string_sizeof;
 using lowalloc::analyze::detail::small_vector_allocations;
@@ -118,6 +121,24 @@ TEST(Advice, TheElementTypeIsTheFirstTemplateArgument) {
   EXPECT_EQ(first_template_argument("std::vector<void (*)(int, int)>"), "void (*)(int, int)");
   EXPECT_EQ(first_template_argument("std::string"), "");
   EXPECT_EQ(first_template_argument(""), "");
+}
+
+// The element sizes the vector advice takes from a type's name, against this library's types.
+TEST(Advice, KnownTypeSizesAreTheTypesOwn) {
+  EXPECT_EQ(known_type_size("int", false), sizeof(int));
+  EXPECT_EQ(known_type_size("unsigned long", false), sizeof(unsigned long));
+  EXPECT_EQ(known_type_size("double", false), sizeof(double));
+  EXPECT_EQ(known_type_size("char", false), sizeof(char));
+  EXPECT_EQ(known_type_size("Node*", false), sizeof(void*));
+  EXPECT_EQ(known_type_size("char const*", false), sizeof(char const*));
+  EXPECT_EQ(known_type_size("std::string", false), sizeof(std::string));  // libstdc++ here
+  EXPECT_EQ(known_type_size("std::string", true), 24u);                   // libc++'s
+  EXPECT_EQ(known_type_size("std::string_view", false), sizeof(std::string_view));
+  EXPECT_EQ(known_type_size("std::vector<int>", false), sizeof(std::vector<int>));
+  EXPECT_EQ(known_type_size("std::unique_ptr<Node>", false), sizeof(std::unique_ptr<int>));
+  EXPECT_EQ(known_type_size("std::shared_ptr<Node>", false), sizeof(std::shared_ptr<int>));
+  EXPECT_EQ(known_type_size("Token", false), 0u);
+  EXPECT_EQ(known_type_size("std::pair<int, int>", false), 0u);
 }
 
 TEST(Advice, TemplateArgumentsAreSplitAtTheTopLevel) {
