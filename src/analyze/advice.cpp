@@ -318,7 +318,7 @@ bool advise_reuse(const group& g, std::size_t site, const cost_model& costs, adv
                 " lived fewer than 16 allocations of their thread" +
                 (vector || text ? "" : "; whether it can be reused is the program's to say");
   const std::string via = operation_text(g.op);
-  it.what = (via.empty() ? std::string("allocations") : via) + ": " + with_commas(g.allocations) +
+  it.what = (via.empty() ? std::string() : via + ": ") + with_commas(g.allocations) +
             " allocations from " + with_commas(o.objects) + " objects made one after the other";
   out = std::move(it);
   return true;
@@ -542,7 +542,7 @@ bool advise_arena(const group& g, std::size_t site, const cost_model& costs, adv
                                  " bytes that malloc had taken back") +
                 " (frees carry no stacks: the bursts are the proxy)";
   const std::string via = operation_text(g.op);
-  it.what = (via.empty() ? std::string("allocations") : via) + ": " + with_commas(g.allocations) +
+  it.what = (via.empty() ? std::string() : via + ": ") + with_commas(g.allocations) +
             " allocations, freed together at the end of " + with_commas(g.phases.size()) +
             " phases";
   out = std::move(it);
