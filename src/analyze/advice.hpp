@@ -70,7 +70,7 @@ struct advise_options {
   const burst_tracker* bursts = nullptr;  // for `arena`: the bursts of frees (none: no arena)
 };
 
-/// The advice for the top sites of `a`, whose objects `objects` followed (by_stack()), ranked by
+/// The advice for the top sites of `a`, whose objects `objects` followed (of()), ranked by
 /// estimated gain, `none` last.
 std::vector<advice_item> advise(const analysis& a, const object_tracker& objects,
                                 const cost_model& costs, const advise_options& opts = {});
