@@ -41,7 +41,16 @@ inline constexpr std::size_t arena_redzone = 0;
 
 inline void arena_poison([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t n) noexcept {
 #if LOWALLOC_ARENA_POISON
+  // Poisoning reads nothing, but GCC 12 sees an arena's inline buffer, not written yet, passed
+  // as a `const volatile void*` and warns (-Wmaybe-uninitialized) in the user's build.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
   if (n != 0) __asan_poison_memory_region(p, n);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 }
 
