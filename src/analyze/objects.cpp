@@ -85,9 +85,7 @@ void object_tracker::bump(std::uint32_t stack, std::uint32_t& counter) {
   ++counter;
 }
 
-void object_tracker::spill(std::uint32_t stack) {
-  stack_state& s = now_[stack];
-  object_counts& c = cold_of(stack);
+void object_tracker::add_counts(object_counts& c, const stack_state& s) {
   for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
     c.objects += s.by_allocations[k];
     c.by_allocations[k] += s.by_allocations[k];
@@ -102,6 +100,11 @@ void object_tracker::spill(std::uint32_t stack) {
       s.by_lifetime[object_counts::lifetime_classes - 1];
   if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
   if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
+}
+
+void object_tracker::spill(std::uint32_t stack) {
+  stack_state& s = now_[stack];
+  add_counts(cold_of(stack), s);
   s.allocations = 0;
   s.first_run = s.final_run = 0;
   s.by_allocations = {};
@@ -123,20 +126,7 @@ object_counts object_tracker::of(std::uint32_t stack) const {
   if (stack >= now_.size()) return c;
   const stack_state& s = now_[stack];
   if (s.cold != 0) c = cold_[s.cold - 1];
-  for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
-    c.objects += s.by_allocations[k];
-    c.by_allocations[k] += s.by_allocations[k];
-  }
-  c.allocations += s.allocations;
-  for (std::size_t k = 0; k < object_counts::lifetime_classes; ++k)
-    c.by_lifetime[k] += s.by_lifetime[k];
-  c.alive_at_end += s.by_lifetime[object_counts::lifetime_classes - 1];
-  for (std::size_t k = 0; k + 1 < object_counts::duration_classes; ++k)
-    c.by_duration[k] += s.by_duration[k];
-  c.by_duration[object_counts::duration_classes - 1] +=
-      s.by_lifetime[object_counts::lifetime_classes - 1];
-  if (s.first_run != 0) c.first_sizes.add(s.first_bucket, s.first_run);
-  if (s.final_run != 0) c.final_sizes.add(s.final_bucket, s.final_run);
+  add_counts(c, s);
   c.max_alive = s.max_alive;
   c.alive_at_peak = s.alive_at_peak;
   return c;

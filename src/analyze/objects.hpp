@@ -162,6 +162,8 @@ class object_tracker final : public event_sink {
   /// Counts one more in a class counter of the stack, moving them all to cold_ first if it is
   /// full.
   void bump(std::uint32_t stack, std::uint32_t& counter);
+  /// Adds the counters of `s` (not its alive counts) to `c`.
+  static void add_counts(object_counts& c, const stack_state& s);
   /// Moves the stack's counters (not its alive counts) to cold_.
   void spill(std::uint32_t stack);
   thread_state& thread_of(std::uint32_t thread);
