@@ -47,6 +47,12 @@ struct analysis {
   /// sites[i].op.
   std::vector<site_operation> site_operations;
   std::vector<std::uint32_t> site_operation_first;
+  /// Per stack, why its allocations are the C or C++ runtime's own (analyze/runtime.hpp's
+  /// runtime_reason; 0: the program's), and the counters of those stacks per reason.
+  std::vector<std::uint8_t> stack_runtime;
+  std::array<counters, 8> runtime{};
+  /// The runtime's counters, all reasons together.
+  counters runtime_totals() const noexcept;
 
   /// The stacks shown as sites[i] (stack::site), in stack order.
   std::vector<std::uint32_t> site_stacks(std::size_t i) const {

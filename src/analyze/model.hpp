@@ -71,7 +71,8 @@ struct frame {
   std::string function;       // demangled, template arguments included; empty if unknown
   std::string file;           // source file, empty if unknown
   unsigned line = 0;
-  bool inlined = false;  // an inlined call inside the next (outer) frame of the same address
+  unsigned function_line = 0;  // where `function` is declared (DWARF decl_line); 0 if unknown
+  bool inlined = false;        // an inlined call inside the next (outer) frame of the same address
 };
 
 /// The frames of a trace, each distinct one once, and the runs of them that stacks are: a

@@ -297,6 +297,10 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
       }
       f.file = file;
       f.line = line;
+      // Through abstract_origin and specification: an inlined call's function, a member's
+      // out-of-class definition.
+      if (int decl = 0; dwarf_decl_line(die, &decl) == 0 && decl > 0)
+        f.function_line = static_cast<unsigned>(decl);
       f.inlined = tag == DW_TAG_inlined_subroutine;
       out.push_back(std::move(f));
       if (tag == DW_TAG_subprogram) break;

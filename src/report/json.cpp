@@ -1,6 +1,8 @@
 // The JSON report: everything the analysis holds about the ranked sites, for programs.
 #include "report/common.hpp"
 
+#include "analyze/runtime.hpp"
+
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -255,6 +257,21 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"temporary\": " << t.temporary << ",\n";
   out << "  \"leaked\": {\"allocations\": " << t.leaked_allocations
       << ", \"bytes\": " << t.leaked_bytes << "},\n";
+  // The runtime's own allocations (analyze/runtime.hpp), all reasons and each.
+  const counters rt = a.runtime_totals();
+  out << "  \"runtime\": {\"allocations\": " << rt.allocations
+      << ", \"bytes_allocated\": " << rt.bytes_allocated
+      << ", \"leaked\": {\"allocations\": " << rt.leaked_allocations
+      << ", \"bytes\": " << rt.leaked_bytes << "}, \"by_reason\": {";
+  for (std::size_t r = 1; r < a.runtime.size(); ++r) {
+    const counters& c = a.runtime[r];
+    out << (r == 1 ? "" : ", ") << '"'
+        << analyze::runtime_reason_key(static_cast<analyze::runtime_reason>(r))
+        << "\": {\"allocations\": " << c.allocations
+        << ", \"leaked\": {\"allocations\": " << c.leaked_allocations
+        << ", \"bytes\": " << c.leaked_bytes << "}}";
+  }
+  out << "}},\n";
   out << "  \"peak\": {\"bytes\": " << t.peak_bytes << "},\n";
   out << "  \"unmatched_frees\": " << a.unmatched_frees << ",\n";
   out << "  \"lost_events\": " << a.lost_events << ",\n";

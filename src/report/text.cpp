@@ -2,6 +2,7 @@
 #include "report/common.hpp"
 
 #include "analyze/operation.hpp"
+#include "analyze/runtime.hpp"
 
 #include <algorithm>
 #include <ostream>
@@ -195,6 +196,22 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   line(
       out, "leaked", thousands(t.leaked_allocations),
       "allocations, " + thousands(t.leaked_bytes) + " bytes (" + human_bytes(t.leaked_bytes) + ")");
+  if (const counters rt = a.runtime_totals(); rt.leaked_allocations != 0) {
+    // Which of the leaks are the runtime's own: the largest reasons first.
+    std::vector<std::size_t> reasons;
+    for (std::size_t r = 1; r < a.runtime.size(); ++r)
+      if (a.runtime[r].leaked_allocations != 0) reasons.push_back(r);
+    std::stable_sort(reasons.begin(), reasons.end(), [&](std::size_t x, std::size_t y) {
+      return a.runtime[x].leaked_bytes > a.runtime[y].leaked_bytes;
+    });
+    std::string parts;
+    for (std::size_t r : reasons)
+      parts += (parts.empty() ? "" : ", ") +
+               std::string(analyze::runtime_reason_text(static_cast<analyze::runtime_reason>(r))) +
+               " " + thousands(a.runtime[r].leaked_bytes);
+    line(out, "  the runtime's", thousands(rt.leaked_allocations),
+         "allocations, " + thousands(rt.leaked_bytes) + " bytes of them: " + parts);
+  }
   line(out, "peak", thousands(t.peak_bytes), "bytes live (" + human_bytes(t.peak_bytes) + ")");
   line(out, "run time", duration(a.run_time_seconds));
   line(out, "threads", thousands(a.threads));
@@ -233,20 +250,29 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   else
     out << thousands(sites.size()) << (sites.size() == 1 ? " site" : " sites");
   out << " by " << sort_key_name(ro.sort) << '\n';
+  const auto runtime = analyze::runtime_by_site(a);
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const site& s = *sites[i];
     const counters& c = s.totals;
+    const auto index = static_cast<std::size_t>(&s - a.sites.data());
     out << "\n#" << i + 1 << "  " << thousands(c.allocations) << " allocations ("
         << percent(c.allocations, t.allocations) << "), " << thousands(c.bytes_allocated)
         << " bytes, " << thousands(c.temporary) << " temporary ("
         << percent(c.temporary, c.allocations) << "), peak " << thousands(c.peak_bytes) << " bytes";
-    if (c.leaked_allocations != 0)
+    if (c.leaked_allocations != 0) {
       out << ", leaked " << thousands(c.leaked_allocations) << " (" << thousands(c.leaked_bytes)
-          << " bytes)";
+          << " bytes";
+      const auto rt = runtime.find(static_cast<std::uint32_t>(index));
+      if (rt != runtime.end() && rt->second.totals.leaked_allocations != 0) {
+        const bool all = rt->second.totals.leaked_bytes == c.leaked_bytes;
+        out << ", " << (all ? std::string("all") : thousands(rt->second.totals.leaked_bytes))
+            << " the runtime's: " << analyze::runtime_reason_text(rt->second.reason);
+      }
+      out << ")";
+    }
     out << '\n';
     write_site_sizes(out, s);
     write_site_operations(out, a, s);
-    const auto index = static_cast<std::size_t>(&s - a.sites.data());
     if (ro.objects != nullptr) write_site_objects(out, (*ro.objects)[index]);
     if (ro.advice != nullptr) write_site_advice(out, *ro.advice, index);
     write_stack(out, s);

@@ -1,0 +1,59 @@
+// Allocations that belong to the C and C++ runtimes rather than to the program: the buffer of a
+// stdio stream, the locale and time-zone data the C library loads once, the dynamic loader's
+// state, the runtimes' own start-up. Most are never freed, by design, and would break a leak
+// limit of every program (valgrind keeps default suppressions for the same reason); the report
+// shows them apart and `lowalloc check` leaves them out of its leak limit. docs/tracer.md lists
+// the rules.
+#ifndef LOWALLOC_SRC_ANALYZE_RUNTIME_HPP
+#define LOWALLOC_SRC_ANALYZE_RUNTIME_HPP
+
+#include "analyze/model.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+
+namespace lowalloc::analyze {
+
+struct analysis;
+
+/// Why a stack's allocations are the runtime's (analysis::stack_runtime); none: the program's.
+enum class runtime_reason : std::uint8_t {
+  none,
+  stdio_buffer,    // _IO_file_doallocate: a stream's buffer, made on its first use
+  locale,          // setlocale and the C library's locale loading (_nl_*)
+  time_zone,       // the time-zone data tzset reads (localtime, mktime, strftime)
+  dynamic_loader,  // allocated by the dynamic loader itself (ld.so: dlopen, TLS, link maps)
+  start_up,        // no frame of the program on the stack: the runtimes' own initialisers
+  name_service,    // NSS state (__nss_*, nss_*): getpwnam, getaddrinfo
+  exit_handlers,   // atexit/__cxa_atexit's list of handlers (__new_exitfn)
+};
+inline constexpr std::size_t runtime_reasons = 8;
+
+/// "stdio buffer", "locale", ...; "" for none.
+std::string_view runtime_reason_text(runtime_reason r) noexcept;
+/// "stdio_buffer", "locale", ... (JSON keys); "" for none.
+std::string_view runtime_reason_key(runtime_reason r) noexcept;
+
+/// Why the allocations of `stack` (innermost first, every frame: allocator frames included)
+/// are the runtime's, or none.
+runtime_reason classify_runtime(const frame_list& stack);
+
+/// The runtime's part of a site: its counters, and the reason of most of its allocations.
+struct site_runtime {
+  counters totals;
+  runtime_reason reason = runtime_reason::none;
+};
+/// The sites (index in a.sites) with allocations of the runtime, and their part.
+std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a);
+
+/// Adds c to into.
+void add_counters(counters& into, const counters& c) noexcept;
+
+/// Fills a.stack_runtime and a.runtime from a.stacks (build_sites' caller calls it).
+void classify_runtime(analysis& a);
+
+}  // namespace lowalloc::analyze
+
+#endif
