@@ -13,6 +13,13 @@ int report_main(int argc, char** argv);
 /// `lowalloc advise FILE [--format text|json] [--top N]`; 0, 1 usage, 2 bad file.
 int advise_main(int argc, char** argv);
 
+/// `lowalloc diff BEFORE AFTER [--format text|json] [--top N]`; 0, 1 usage, 2 bad file.
+int diff_main(int argc, char** argv);
+
+/// `lowalloc check TRACE [limits...]`; 0 every limit holds, 1 one is exceeded, 2 the check
+/// cannot be made (usage, a trace that cannot be read).
+int check_main(int argc, char** argv);
+
 }  // namespace lowalloc::cli
 
 #endif

@@ -10,6 +10,8 @@
 #include "trace/format.hpp"
 #include "trace/records.hpp"
 
+#include "command.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -34,77 +36,20 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
-
 namespace {
 
 namespace fs = std::filesystem;
 namespace analyze = lowalloc::analyze;
 namespace fmt = lowalloc::trace_format;
+using lowalloc::test::command_result;
+using lowalloc::test::contains;
+using lowalloc::test::program;
+using lowalloc::test::read_text;
+using lowalloc::test::run_command;
 
 const std::string lowalloc_cli = LOWALLOC_TEST_CLI;
 const std::string dlopen_library = LOWALLOC_TEST_DLOPEN_LIB;
 const std::string static_program = LOWALLOC_TEST_STATIC_PROGRAM;
-
-std::string program(const std::string& name) {
-  return std::string(LOWALLOC_TEST_PROGRAM_DIR) + "/" + name;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running commands
-
-struct command_result {
-  int status = -1;  // the exit status, or 128+N if signal N ended the command
-  std::string out;
-  std::string err;
-};
-
-// Runs args[0] (a path) with stdin from /dev/null and stdout, stderr captured through files in
-// `dir` (no pipe to fill up while we wait).
-command_result run_command(const std::vector<std::string>& args, const fs::path& dir) {
-  static int serial = 0;
-  ++serial;
-  const fs::path out_path = dir / ("stdout." + std::to_string(serial));
-  const fs::path err_path = dir / ("stderr." + std::to_string(serial));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  command_result result;
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    ADD_FAILURE() << "cannot start " << args[0] << ": " << std::strerror(rc);
-    return result;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      ADD_FAILURE() << "waitpid: " << std::strerror(errno);
-      return result;
-    }
-  }
-  result.status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-  result.out = read_text(out_path);
-  result.err = read_text(err_path);
-  return result;
-}
 
 std::string find_in_path(const std::string& name) {
   const char* path = std::getenv("PATH");

@@ -1,0 +1,485 @@
+// `lowalloc check TRACE [limits...]`: a gate for CI. Limits on the totals, on the allocations
+// that pass through one place (--site), and against a baseline trace (--max-increase), each
+// checked and printed; the first exceeded one makes the exit status 1. The C and C++ runtimes'
+// own leaks (analyze/runtime.hpp) are left out of the leak limits unless --include-runtime.
+#include "cli/commands.hpp"
+
+#include "analyze/compare.hpp"
+#include "analyze/fold.hpp"
+#include "analyze/runtime.hpp"
+#include "cli/traces.hpp"
+#include "report/common.hpp"
+#include "report/diff.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lowalloc::cli {
+
+namespace {
+
+constexpr const char* usage =
+    "usage: lowalloc check TRACE [limits...] [options]\n"
+    "\n"
+    "Checks a trace written by `lowalloc run` against limits: exit status 0 when every limit\n"
+    "holds, 1 when one is exceeded (each on stderr, with the site that contributes most),\n"
+    "2 when the check cannot be made (a trace cannot be read, a bad option).\n"
+    "\n"
+    "limits on the totals, or on the allocations through one place after --site:\n"
+    "  --max-allocations N   allocations\n"
+    "  --max-bytes N         bytes allocated\n"
+    "  --max-temporary N     temporary allocations (freed before the next one)\n"
+    "  --max-leaked-bytes N  bytes never freed, the C and C++ runtimes' own left out\n"
+    "  --max-peak-bytes N    live bytes at the peak\n"
+    "  N is a count, or with a suffix k, M, G (x1000) or KiB, MiB, GiB (x1024)\n"
+    "  --site PLACE          the limits after it apply to the allocations whose stack passes\n"
+    "                        through PLACE: FUNCTION, FILE:LINE or FUNCTION:LINE (a file by its\n"
+    "                        name or the end of its path; a function by its name, qualified or\n"
+    "                        not, without parameters)\n"
+    "\n"
+    "against an earlier trace:\n"
+    "  --baseline OLD        the trace to compare with (sites matched as by lowalloc diff)\n"
+    "  --max-increase P%     allocations, bytes, temporary, leaked and peak bytes may grow by\n"
+    "                        at most P percent, in total and at each site found in both\n"
+    "\n"
+    "options:\n"
+    "  --include-runtime     count the runtimes' own leaks (stdio buffers, locale, loader...)\n"
+    "  --junit FILE          also write the results as a JUnit XML report\n"
+    "  --no-symbols          addresses and modules only (no debug info is read; --site then\n"
+    "                        matches nothing)\n"
+    "  -q, --quiet           print only what fails\n"
+    "  -h, --help            this help\n";
+
+int usage_error(const std::string& message) {
+  std::cerr << "lowalloc check: " << message << "\n\n" << usage;
+  return 2;
+}
+
+enum class metric { allocations, bytes, temporary, leaked_bytes, peak_bytes };
+constexpr std::string_view metric_names[] = {"allocations", "bytes allocated", "temporary",
+                                             "leaked bytes", "peak bytes"};
+constexpr std::string_view metric_options[] = {"--max-allocations", "--max-bytes",
+                                               "--max-temporary", "--max-leaked-bytes",
+                                               "--max-peak-bytes"};
+
+struct limit {
+  metric what;
+  std::uint64_t max;
+  std::string site;  // empty: the totals
+};
+
+// One checked limit: a test case of the JUnit report.
+struct result {
+  std::string name;  // "allocations <= 300,000", "split_words: allocations <= 1,000"
+  bool ok = true;
+  std::string detail;  // the figure, and where the most of it is
+};
+
+std::uint64_t value(const analyze::counters& c, metric m) {
+  switch (m) {
+    case metric::allocations:
+      return c.allocations;
+    case metric::bytes:
+      return c.bytes_allocated;
+    case metric::temporary:
+      return c.temporary;
+    case metric::leaked_bytes:
+      return c.leaked_bytes;
+    case metric::peak_bytes:
+      return c.peak_bytes;
+  }
+  return 0;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A --site PLACE: a name (function or file) and maybe a line.
+struct place_spec {
+  std::string name;
+  unsigned line = 0;  // 0: any
+
+  explicit place_spec(const std::string& text) : name(text) {
+    const std::size_t colon = text.rfind(':');
+    if (colon != std::string::npos && colon + 1 < text.size() &&
+        text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+        (colon == 0 || text[colon - 1] != ':')) {
+      name = text.substr(0, colon);
+      line = static_cast<unsigned>(std::strtoul(text.c_str() + colon + 1, nullptr, 10));
+    }
+  }
+
+  bool matches(const analyze::frame& f) const {
+    if (line != 0 && f.line != line) return false;
+    if (!f.file.empty() && (f.file == name || ends_with(f.file, "/" + name))) return true;
+    if (f.function.empty()) return false;
+    if (f.function == name) return true;
+    const std::string base = analyze::detail::base_name(f.function);
+    return base == name || ends_with(base, "::" + name);
+  }
+};
+
+// A site's counters with the runtime's leaks left out (unless they count).
+analyze::counters program_part(const analyze::counters& c, const analyze::counters* runtime) {
+  analyze::counters out = c;
+  if (runtime != nullptr) {
+    out.leaked_allocations -= runtime->leaked_allocations;
+    out.leaked_bytes -= runtime->leaked_bytes;
+  }
+  return out;
+}
+
+std::string where(const analyze::site& s) {
+  return s.stack.empty() ? std::string("(no stack)") : report::frame_text(s.stack[0]);
+}
+
+class checker {
+ public:
+  checker(const analyze::analysis& a, bool include_runtime) : a_(a) {
+    if (!include_runtime) runtime_ = analyze::runtime_by_site(a);
+    if (!include_runtime) runtime_total_ = a.runtime_totals();
+  }
+
+  analyze::counters site_counters(std::size_t i) const {
+    const auto it = runtime_.find(static_cast<std::uint32_t>(i));
+    return program_part(a_.sites[i].totals, it == runtime_.end() ? nullptr : &it->second.totals);
+  }
+  analyze::counters totals() const { return program_part(a_.totals, &runtime_total_); }
+
+  // The sites whose stack passes through `spec`.
+  std::vector<std::size_t> through(const place_spec& spec) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < a_.sites.size(); ++i)
+      for (const analyze::frame& f : a_.sites[i].stack)
+        if (spec.matches(f)) {
+          out.push_back(i);
+          break;
+        }
+    return out;
+  }
+
+  // The site of `sites` with the most of `m`, as "fn (file:line): N".
+  std::string largest(const std::vector<std::size_t>& sites, metric m) const {
+    std::size_t best = sites.size();
+    std::uint64_t most = 0;
+    for (std::size_t k = 0; k < sites.size(); ++k) {
+      const std::uint64_t v = value(site_counters(sites[k]), m);
+      if (v > most) {
+        most = v;
+        best = k;
+      }
+    }
+    if (best == sites.size()) return {};
+    return "largest site: " + where(a_.sites[sites[best]]) + ": " + report::thousands(most);
+  }
+
+  std::vector<std::size_t> all_sites() const {
+    std::vector<std::size_t> out(a_.sites.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = i;
+    return out;
+  }
+
+ private:
+  const analyze::analysis& a_;
+  std::unordered_map<std::uint32_t, analyze::site_runtime> runtime_;
+  analyze::counters runtime_total_;
+};
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 allows no control characters but tab and newlines.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+// The results as JUnit XML (the schema Jenkins, GitLab and GitHub's test reporters read); an
+// `error` instead when the trace could not be read.
+bool write_junit(const std::string& path, const std::string& trace,
+                 const std::vector<result>& results, const std::string& error, double seconds) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return false;
+  std::size_t failures = 0;
+  for (const result& r : results) failures += r.ok ? 0 : 1;
+  const std::size_t tests = results.size() + (error.empty() ? 0 : 1);
+  const std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" +
+                             std::to_string(failures) + "\" errors=\"" +
+                             std::to_string(error.empty() ? 0 : 1) + "\"";
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"lowalloc check\" " << counts << ">\n"
+      << "  <testsuite name=\"lowalloc check " << xml_escape(trace) << "\" " << counts << " time=\""
+      << report::fixed(seconds, 3) << "\">\n";
+  if (!error.empty())
+    out << "    <testcase classname=\"lowalloc.check\" name=\"read " << xml_escape(trace)
+        << "\" time=\"0\">\n      <error message=\"" << xml_escape(error)
+        << "\" type=\"trace\"/>\n    </testcase>\n";
+  for (const result& r : results) {
+    out << "    <testcase classname=\"lowalloc.check\" name=\"" << xml_escape(r.name)
+        << "\" time=\"0\">";
+    if (r.ok)
+      out << "<system-out>" << xml_escape(r.detail) << "</system-out>";
+    else
+      out << "\n      <failure message=\"" << xml_escape(r.detail) << "\" type=\"limit\">"
+          << xml_escape(r.detail) << "</failure>\n    ";
+    out << "</testcase>\n";
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+bool parse_percent(std::string text, double& out) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end) / 100;
+  return end != nullptr && *end == '\0';
+}
+
+}  // namespace
+
+int check_main(int argc, char** argv) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string file;
+  std::string baseline;
+  std::string junit;
+  std::vector<limit> limits;
+  std::string site;  // the --site the next limits apply to
+  double increase = -1;
+  bool include_runtime = false;
+  bool quiet = false;
+  analyze::options opts;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    std::string v;
+    const auto take = [&](std::string_view name) {
+      if (arg == name && i + 1 < argc) {
+        v = argv[++i];
+        return true;
+      }
+      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+          arg[name.size()] == '=') {
+        v = std::string(arg.substr(name.size() + 1));
+        return true;
+      }
+      return false;
+    };
+    bool is_limit = false;
+    for (std::size_t m = 0; m < std::size(metric_options); ++m) {
+      if (!take(metric_options[m])) continue;
+      std::uint64_t n = 0;
+      if (!parse_count(v, n))
+        return usage_error(std::string(metric_options[m]) + " needs a count, not '" + v + "'");
+      limits.push_back(limit{static_cast<metric>(m), n, site});
+      is_limit = true;
+      break;
+    }
+    if (is_limit) continue;
+    if (arg == "-h" || arg == "--help") {
+      std::cout << usage;
+      return 0;
+    }
+    if (take("--site")) {
+      if (v.empty()) return usage_error("--site needs a place");
+      site = v;
+    } else if (take("--baseline")) {
+      baseline = v;
+    } else if (take("--max-increase")) {
+      if (!parse_percent(v, increase))
+        return usage_error("--max-increase needs a percentage, not '" + v + "'");
+    } else if (take("--junit")) {
+      junit = v;
+    } else if (arg == "--include-runtime") {
+      include_runtime = true;
+    } else if (arg == "--no-symbols") {
+      opts.symbolize = false;
+    } else if (arg == "-q" || arg == "--quiet") {
+      quiet = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usage_error(std::find(std::begin(metric_options), std::end(metric_options), arg) !=
+                                     std::end(metric_options) ||
+                                 arg == "--site" || arg == "--baseline" ||
+                                 arg == "--max-increase" || arg == "--junit"
+                             ? std::string(arg) + " needs a value"
+                             : "unknown option '" + std::string(arg) + "'");
+    } else if (file.empty()) {
+      file = std::string(arg);
+    } else {
+      return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
+    }
+  }
+  if (file.empty()) return usage_error("no trace file given");
+  if (!site.empty() && (limits.empty() || limits.back().site != site))
+    return usage_error("--site " + site + " has no limit after it");
+  if (baseline.empty() != (increase < 0))
+    return usage_error(baseline.empty() ? "--max-increase needs --baseline OLD.trace"
+                                        : "--baseline needs --max-increase P%");
+  if (limits.empty() && baseline.empty())
+    return usage_error("no limit given (--max-allocations N, --baseline OLD --max-increase P%...)");
+
+  std::vector<std::string> files{file};
+  if (!baseline.empty()) files.push_back(baseline);
+  std::vector<read_trace> traces = read_traces(files, opts);
+  const auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    std::string error = traces[i].error;
+    if (error.empty() && !traces[i].a.truncation.empty())
+      error = "the trace is damaged: " + traces[i].a.truncation;
+    if (error.empty()) continue;
+    std::cerr << "lowalloc check: " << files[i] << ": " << error << '\n';
+    if (!junit.empty() && !write_junit(junit, files[i], {}, error, seconds()))
+      std::cerr << "lowalloc check: cannot write " << junit << '\n';
+    return 2;
+  }
+  const analyze::analysis& a = traces[0].a;
+  const checker now(a, include_runtime);
+  std::vector<result> results;
+  const auto add = [&](std::string name, bool ok, std::string detail) {
+    results.push_back(result{std::move(name), ok, std::move(detail)});
+  };
+
+  for (const limit& l : limits) {
+    const std::string_view metric_name = metric_names[static_cast<std::size_t>(l.what)];
+    std::uint64_t figure = 0;
+    std::vector<std::size_t> sites;
+    if (l.site.empty()) {
+      figure = value(now.totals(), l.what);
+      sites = now.all_sites();
+    } else {
+      sites = now.through(place_spec(l.site));
+      for (std::size_t s : sites) figure += value(now.site_counters(s), l.what);
+    }
+    const std::string scope = l.site.empty() ? "" : l.site + ": ";
+    const bool ok = figure <= l.max;
+    std::string detail = scope + std::string(metric_name) + " " + report::thousands(figure) +
+                         (ok ? " <= " : " > the limit ") + report::thousands(l.max);
+    if (!l.site.empty() && sites.empty())
+      detail += " (no allocation passes through " + l.site + ")";
+    if (!ok) detail += "; " + now.largest(sites, l.what);
+    add(scope + std::string(metric_name) + " <= " + report::thousands(l.max), ok, detail);
+  }
+
+  if (!baseline.empty()) {
+    const analyze::analysis& old = traces[1].a;
+    const checker before(old, include_runtime);
+    const analyze::comparison c = analyze::compare_sites(old, a);
+    const std::string pct = report::fixed(increase * 100, increase * 100 < 10 ? 1 : 0) + " %";
+    const auto allowed = [&](std::uint64_t x) {
+      return x + static_cast<std::uint64_t>(static_cast<double>(x) * increase);
+    };
+    for (std::size_t m = 0; m < std::size(metric_names); ++m) {
+      const auto what = static_cast<metric>(m);
+      const std::uint64_t x = value(before.totals(), what);
+      const std::uint64_t y = value(now.totals(), what);
+      const bool ok = y <= allowed(x);
+      std::string detail = std::string(metric_names[m]) + " " + report::change_text(x, y) +
+                           (ok ? ", within +" : ", more than +") + pct;
+      if (!ok) {
+        // The matched site that grew most.
+        std::uint64_t most = 0;
+        std::string grew;
+        for (const analyze::place_match& pm : c.matches) {
+          if (pm.after == analyze::place_match::none) continue;
+          std::uint64_t b = 0;
+          if (pm.before != analyze::place_match::none)
+            for (std::uint32_t s : c.before[pm.before].sites)
+              b += value(before.site_counters(s), what);
+          std::uint64_t n = 0;
+          for (std::uint32_t s : c.after[pm.after].sites) n += value(now.site_counters(s), what);
+          if (n > b && n - b > most) {
+            most = n - b;
+            grew = (pm.before == analyze::place_match::none ? "new site " : "grew most: ") +
+                   where(a.sites[c.after[pm.after].sites.front()]) + ": " +
+                   report::change_text(b, n);
+          }
+        }
+        if (!grew.empty()) detail += "; " + grew;
+      }
+      add(std::string(metric_names[m]) + " at most +" + pct + " on the baseline", ok, detail);
+    }
+    // Each site found in both: its allocations and bytes.
+    std::size_t sites_checked = 0;
+    std::size_t sites_failed = 0;
+    std::size_t added = 0;
+    for (const analyze::place_match& pm : c.matches) {
+      if (pm.before == analyze::place_match::none) {
+        ++added;
+        continue;
+      }
+      if (pm.after == analyze::place_match::none) continue;
+      ++sites_checked;
+      const analyze::counters& x = c.before[pm.before].totals;
+      const analyze::counters& y = c.after[pm.after].totals;
+      for (metric what : {metric::allocations, metric::bytes}) {
+        if (value(y, what) <= allowed(value(x, what))) continue;
+        ++sites_failed;
+        const std::string at = where(a.sites[c.after[pm.after].sites.front()]);
+        add(at + ": " + std::string(metric_names[static_cast<std::size_t>(what)]) + " at most +" +
+                pct,
+            false,
+            at + ": " + std::string(metric_names[static_cast<std::size_t>(what)]) + " " +
+                report::change_text(value(x, what), value(y, what)) + ", more than +" + pct +
+                " (matched by " + std::string(analyze::match_kind_text(pm.how)) + ")");
+      }
+    }
+    add("sites found in both at most +" + pct, sites_failed == 0,
+        report::thousands(sites_checked) + " sites found in both, " +
+            report::thousands(sites_failed) + " over the limit; " + report::thousands(added) +
+            " new sites (in the totals only)");
+  }
+
+  bool all_ok = true;
+  for (const result& r : results) {
+    all_ok = all_ok && r.ok;
+    if (!r.ok)
+      std::cerr << "lowalloc check: FAILED: " << r.detail << '\n';
+    else if (!quiet)
+      std::cout << "ok: " << r.detail << '\n';
+  }
+  if (!include_runtime && !quiet) {
+    const analyze::counters rt = a.runtime_totals();
+    if (rt.leaked_bytes != 0)
+      std::cout << "(left out of the leaks: " << report::thousands(rt.leaked_bytes)
+                << " bytes the C and C++ runtimes keep until exit; --include-runtime counts "
+                   "them)\n";
+  }
+  if (!junit.empty() && !write_junit(junit, file, results, {}, seconds())) {
+    std::cerr << "lowalloc check: cannot write " << junit << '\n';
+    return 2;
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace lowalloc::cli

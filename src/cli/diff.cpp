@@ -1,0 +1,119 @@
+// `lowalloc diff BEFORE AFTER [--format text|json] [--top N] [--all] [--no-symbols]`: the two
+// traces' summaries side by side and each site's change (report/diff.hpp). Exit status: 0, 1
+// usage error, 2 a trace cannot be read or is damaged (the diff is printed first if both were
+// read).
+#include "cli/commands.hpp"
+
+#include "analyze/compare.hpp"
+#include "cli/traces.hpp"
+#include "report/diff.hpp"
+
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowalloc::cli {
+
+namespace {
+
+constexpr const char* usage =
+    "usage: lowalloc diff BEFORE AFTER [options]\n"
+    "\n"
+    "Compares two traces written by `lowalloc run`, of one program before and after a change:\n"
+    "the summaries side by side, then the sites whose counts changed, the largest change\n"
+    "first. Sites are matched across two builds by their functions, files and lines (lines\n"
+    "counted from the start of their function when code above them moved).\n"
+    "\n"
+    "options:\n"
+    "  --format text|json  text (default) or one JSON object (docs/tracer.md#diff)\n"
+    "  --top N             show the N largest changes (default: text 10, JSON all)\n"
+    "  --all               JSON: list the unchanged sites too\n"
+    "  --no-symbols        addresses and modules only (no debug info is read)\n"
+    "  -h, --help          this help\n";
+
+int usage_error(const std::string& message) {
+  std::cerr << "lowalloc diff: " << message << "\n\n" << usage;
+  return 1;
+}
+
+}  // namespace
+
+int diff_main(int argc, char** argv) {
+  std::vector<std::string> files;
+  bool json = false;
+  bool top_given = false;
+  report::diff_options o;
+  analyze::options opts;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    std::string value;
+    const auto take = [&](std::string_view name) {
+      if (arg == name && i + 1 < argc) {
+        value = argv[++i];
+        return true;
+      }
+      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
+          arg[name.size()] == '=') {
+        value = std::string(arg.substr(name.size() + 1));
+        return true;
+      }
+      return false;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::cout << usage;
+      return 0;
+    }
+    if (take("--format")) {
+      if (value != "text" && value != "json")
+        return usage_error("unknown format '" + value + "' (text, json)");
+      json = value == "json";
+    } else if (take("--top")) {
+      std::uint64_t n = 0;
+      if (!parse_count(value, n)) return usage_error("--top needs a number, not '" + value + "'");
+      o.top = static_cast<std::size_t>(n);
+      top_given = true;
+    } else if (arg == "--all") {
+      o.unchanged = true;
+    } else if (arg == "--no-symbols") {
+      opts.symbolize = false;
+    } else if (arg == "--format" || arg == "--top") {
+      return usage_error(std::string(arg) + " needs a value");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    } else {
+      files.emplace_back(arg);
+    }
+  }
+  if (files.size() != 2)
+    return usage_error(files.size() < 2 ? "two trace files are needed, before and after"
+                                        : "two trace files only");
+  if (!top_given && !json) o.top = 10;
+  o.before_name = files[0];
+  o.after_name = files[1];
+
+  std::vector<read_trace> traces = read_traces(files, opts);
+  bool unreadable = false;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    if (traces[i].error.empty()) continue;
+    std::cerr << "lowalloc diff: " << files[i] << ": " << traces[i].error << '\n';
+    unreadable = true;
+  }
+  if (unreadable) return 2;
+  const analyze::comparison c = analyze::compare_sites(traces[0].a, traces[1].a);
+  if (json)
+    report::write_diff_json(std::cout, traces[0].a, traces[1].a, c, o);
+  else
+    report::write_diff_text(std::cout, traces[0].a, traces[1].a, c, o);
+  std::cout.flush();
+  int status = std::cout ? 0 : 2;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    if (traces[i].a.truncation.empty()) continue;
+    std::cerr << "lowalloc diff: " << files[i]
+              << ": warning: the trace is damaged, read up to: " << traces[i].a.truncation << '\n';
+    status = 2;
+  }
+  return status;
+}
+
+}  // namespace lowalloc::cli

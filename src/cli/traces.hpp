@@ -1,0 +1,29 @@
+// Reading the traces a command compares (`lowalloc diff`, `lowalloc check --baseline`): each on
+// a thread of its own, so that two cost about the time of one on a machine with two cores.
+#ifndef LOWALLOC_SRC_CLI_TRACES_HPP
+#define LOWALLOC_SRC_CLI_TRACES_HPP
+
+#include "analyze/analysis.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowalloc::cli {
+
+struct read_trace {
+  analyze::analysis a;
+  std::string error;  // why the file could not be read; empty if it was
+};
+
+/// The analyses of `paths`, in their order.
+std::vector<read_trace> read_traces(const std::vector<std::string>& paths,
+                                    const analyze::options& opts);
+
+/// `text` as a count: digits, optionally with a suffix k, M, G (powers of 1000) or KiB, MiB,
+/// GiB (powers of 1024); false if it is not one.
+bool parse_count(const std::string& text, std::uint64_t& out);
+
+}  // namespace lowalloc::cli
+
+#endif
