@@ -36,6 +36,16 @@ field() {
   awk -v key="$2" '/^wordfreq: / { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == key) v = kv[2] } } END { print v }' "$1"
 }
 
+# lowalloc run -o TRACE -- PROGRAM: its messages go to TRACE.log, shown if it fails.
+traced() {
+  trace=$1
+  shift
+  if ! "$lowalloc" run -o "$trace" -- "$@" 2>"$trace.log"; then
+    cat "$trace.log" >&2
+    exit 1
+  fi
+}
+
 # The allocations of trace $1, from the summary of `lowalloc report`.
 allocations() {
   "$lowalloc" report --top 0 "$1" | awk '$1 == "allocations" { gsub(",", "", $2); print $2; exit }'
@@ -55,8 +65,7 @@ echo "built in $(($(date +%s) - start)) s (log: $work/build.log)"
 step "1. wordfreq with the standard types, under lowalloc run"
 grep -n '^using' examples/wordfreq.hpp | sed -n '1,2p;$p' | sed 's|^|  examples/wordfreq.hpp:|'
 echo
-"$lowalloc" run -o "$work/before.trace" -- "$build/examples/wordfreq" "$work/text.txt" 5 \
-  2>"$work/run-before.log"
+traced "$work/before.trace" "$build/examples/wordfreq" "$work/text.txt" 5
 echo
 short "$lowalloc" report --top 3 "$work/before.trace"
 
@@ -67,8 +76,7 @@ step "3. the advised types: wordfreq_fixed (-DWORDFREQ_FIXED)"
 grep -n '^using' examples/wordfreq.hpp | sed -n '3,4p;$p' | sed 's|^|  examples/wordfreq.hpp:|'
 
 step "4. wordfreq_fixed under lowalloc run, and lowalloc diff"
-"$lowalloc" run -o "$work/after.trace" -- "$build/examples/wordfreq_fixed" "$work/text.txt" 5 \
-  2>"$work/run-after.log"
+traced "$work/after.trace" "$build/examples/wordfreq_fixed" "$work/text.txt" 5
 echo
 if "$lowalloc" help 2>/dev/null | grep -q 'lowalloc diff'; then
   short "$lowalloc" diff "$work/before.trace" "$work/after.trace" --top 5
