@@ -12,17 +12,10 @@ deps:
 build/%/build.ninja: | deps
 	cmake --preset $*
 
+# The whole loop on examples/wordfreq: trace, report, advise, apply the advice, trace and time
+# again (scripts/demo.sh).
 demo: deps
-	cmake --preset release >/dev/null
-	cmake --build --preset release --target demo_vector demo_string demo_trace lowalloc_cli -j $(JOBS)
-	./build/release/examples/demo_vector
-	@echo
-	./build/release/examples/demo_string
-	@echo
-	./build/release/bin/lowalloc run -o build/release/demo_trace.trace -- ./build/release/examples/demo_trace
-	./build/release/bin/lowalloc report --top 3 build/release/demo_trace.trace
-	@echo
-	./build/release/bin/lowalloc advise --top 3 build/release/demo_trace.trace
+	scripts/demo.sh
 
 test: deps
 	@set -e; for p in $(PRESETS_TEST); do \
@@ -35,6 +28,10 @@ test: deps
 bench: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
+	./build/release/examples/demo_vector
+	@echo
+	./build/release/examples/demo_string
+	@echo
 	# jemalloc, a peer of bench_memory, is dlopen()ed and needs more static TLS (bench-memory.sh)
 	GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 scripts/run-benchmarks.sh build/release
 	scripts/bench-tracer.py build/release

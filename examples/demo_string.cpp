@@ -4,7 +4,7 @@
 // them shorter than 16 characters, some much longer) into tokens and keeps them in a
 // std::vector: once as std::string, once as lowalloc::small_string<32>. Prints the token length
 // distribution, the heap allocations of one pass (counted by lowalloc::alloc_count; the vector is
-// reused) and the best time per pass. `make demo` builds and runs it; the tokenizer benchmark
+// reused) and the best time per pass. `make bench` builds and runs it; the tokenizer benchmark
 // against the peers is in tests/bench/bench_string.cpp.
 #include <lowalloc/alloc_count.hpp>
 #include <lowalloc/string.hpp>

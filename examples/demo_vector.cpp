@@ -3,7 +3,7 @@
 // 100 vectors of ints whose lengths follow a chi-squared(8) distribution (mean 8, a few longer
 // than 16) are each filled by push_back and destroyed: once as std::vector<int>, once as
 // lowalloc::small_vector<int, 16>. Prints the heap allocations of one run (counted by
-// lowalloc::alloc_count) and the best time per run. `make demo` builds and runs it; the same
+// lowalloc::alloc_count) and the best time per run. `make bench` builds and runs it; the same
 // workload against the peers is in tests/bench/bench_small_vector.cpp.
 #include <lowalloc/alloc_count.hpp>
 #include <lowalloc/small_vector.hpp>
