@@ -78,12 +78,7 @@ grep -n '^using' examples/wordfreq.hpp | sed -n '3,4p;$p' | sed 's|^|  examples/
 step "4. wordfreq_fixed under lowalloc run, and lowalloc diff"
 traced "$work/after.trace" "$build/examples/wordfreq_fixed" "$work/text.txt" 5
 echo
-if "$lowalloc" help 2>/dev/null | grep -q 'lowalloc diff'; then
-  short "$lowalloc" diff "$work/before.trace" "$work/after.trace" --top 5
-else
-  echo "(lowalloc diff is not in this build yet: compare the two reports by hand,"
-  echo " $lowalloc report $work/after.trace)"
-fi
+short "$lowalloc" diff "$work/before.trace" "$work/after.trace" --top 5
 
 step "timing both builds untraced: $runs runs each, alternating"
 : >"$work/times"

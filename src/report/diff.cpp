@@ -23,15 +23,28 @@ constexpr std::uint32_t none = place_match::none;
 
 double ratio(double big, double small) { return big / small; }
 
-std::string times(double r) { return fixed(r, r < 10 ? 2 : 1) + "x"; }
+// "1.09x", "56.0x", "4,023x".
+std::string times(double r) {
+  if (r < 10) return fixed(r, 2) + "x";
+  if (r < 100) return fixed(r, 1) + "x";
+  return thousands(static_cast<std::uint64_t>(std::llround(r))) + "x";
+}
+
+// "-94.2 %", "+9.3 %", "-99.997 %" (never rounded to 100 when it is not).
+std::string signed_percent(double pct) {
+  int decimals = 1;
+  while (decimals < 6 && std::fabs(pct) < 100 &&
+         fixed(std::fabs(pct), decimals) == fixed(100, decimals))
+    ++decimals;
+  return (pct > 0 ? "+" : "") + fixed(pct, decimals) + " %";
+}
 
 // The change of a figure in words: "same", "new", "-100 %, none left", "-94.2 %, 17.2x fewer".
 std::string change_words(double before, double after, const char* fewer, const char* more) {
   if (before == after) return "same";
   if (before == 0) return "from none";
   if (after == 0) return "-100 %, none left";
-  const double pct = (after - before) / before * 100;
-  std::string s = (pct > 0 ? "+" : "") + fixed(pct, std::fabs(pct) < 10 ? 1 : 0) + " %, ";
+  std::string s = signed_percent((after - before) / before * 100) + ", ";
   if (after < before)
     s += times(ratio(before, after)) + " " + fewer;
   else

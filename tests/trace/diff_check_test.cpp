@@ -147,7 +147,7 @@ TEST_F(diff_check_test, diff_shows_the_change_of_each_site) {
   ASSERT_EQ(r.status, 0) << r.err;
   // words from main's loop: 10 x (110 + 8); counts: 1,100.
   EXPECT_TRUE(contains(r.out, "allocations 1,080 -> 1,180 (+9.3 %, 1.09x more)")) << r.out;
-  EXPECT_TRUE(contains(r.out, "allocations 1,000 -> 1,100 (+10 %, 1.10x more)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "allocations 1,000 -> 1,100 (+10.0 %, 1.10x more)")) << r.out;
   EXPECT_TRUE(contains(r.out, "matched by same lines in their functions (line ")) << r.out;
   const command_result j = lowalloc({"diff", "--format", "json", before, after});
   ASSERT_EQ(j.status, 0) << j.err;
