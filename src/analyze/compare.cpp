@@ -1,6 +1,6 @@
-// Site matching: each site keyed at every level by a hash of its frames' names (function and
-// file name, numbered once across both traces) and lines, then the places of the two traces
-// paired level by level, each level taking only what the levels before left.
+// Site matching: each site keyed at every level by hashes of its frames' names (function and
+// file name, hashed from the text, so the same in any trace) and lines, then the places of the
+// two traces paired level by level, each level taking only what the levels before left.
 #include "analyze/compare.hpp"
 
 #include "analyze/runtime.hpp"
@@ -18,24 +18,22 @@ namespace {
 
 constexpr std::size_t levels = 4;  // match_kind::same .. innermost_function
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+using key = place_key;
+
+std::uint64_t mix(std::uint64_t h) noexcept {
   h ^= h >> 31;
   h *= 0xbf58476d1ce4e5b9ULL;
   h ^= h >> 29;
-  return h;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 32);
 }
 
-// Two independent 64-bit hashes: a collision of both is not a concern at 10^7 sites.
-struct key {
-  std::uint64_t a = 0x243f6a8885a308d3ULL;
-  std::uint64_t b = 0x13198a2e03707344ULL;
-  void add(std::uint64_t v) noexcept {
-    a = mix(a, v);
-    b = mix(b, v ^ 0xa4093822299f31d0ULL);
-  }
-  bool operator==(const key& o) const noexcept { return a == o.a && b == o.b; }
-};
+// A key grows by one value per frame: two polynomial hashes with different odd multipliers.
+void add(key& k, std::uint64_t v) noexcept {
+  k.a = k.a * 0x9e3779b97f4a7c15ULL + v;
+  k.b = k.b * 0xc2b2ae3d27d4eb4fULL + (v ^ 0xa4093822299f31d0ULL);
+}
+
 struct key_hash {
   std::size_t operator()(const key& k) const noexcept { return static_cast<std::size_t>(k.a); }
 };
@@ -45,28 +43,21 @@ std::string_view file_name(std::string_view path) noexcept {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// Numbers for "function, file name" shared by the two traces: a frame's name.
-class names {
- public:
-  std::uint32_t of(const frame& f) {
-    text_.clear();
-    if (f.function.empty()) {
-      // Unsymbolized: the module and the offset, which only an unchanged build repeats.
-      text_ += file_name(f.module);
-      text_ += '+';
-      text_ += std::to_string(f.offset);
-    } else {
-      text_ += f.function;
-    }
-    text_ += '\0';
-    text_ += file_name(f.file);
-    return ids_.try_emplace(text_, static_cast<std::uint32_t>(ids_.size())).first->second;
+// A frame's name, "function, file name", as a number the same in any trace: a hash of the text.
+std::uint64_t name_of(const frame& f) {
+  std::string text;
+  if (f.function.empty()) {
+    // Unsymbolized: the module and the offset, which only an unchanged build repeats.
+    text += file_name(f.module);
+    text += '+';
+    text += std::to_string(f.offset);
+  } else {
+    text += f.function;
   }
-
- private:
-  std::unordered_map<std::string, std::uint32_t> ids_;
-  std::string text_;
-};
+  text += '\0';
+  text += file_name(f.file);
+  return mix(std::hash<std::string>{}(text));
+}
 
 // A frame's line counted from its function's first line, where DWARF says where that is.
 std::uint64_t relative_line(const frame& f) noexcept {
@@ -75,40 +66,49 @@ std::uint64_t relative_line(const frame& f) noexcept {
   return f.line;
 }
 
-// One trace's places and their keys at each level.
-struct side {
-  std::vector<place> places;
-  std::vector<std::array<key, levels>> keys;  // per place
-  std::vector<std::uint32_t> first_site;      // per place: its first site
-  std::vector<bool> matched;
+// What a frame adds to the keys of each level, made once per frame of the table.
+struct frame_values {
+  std::uint64_t name = 0;
+  std::uint64_t with_line = 0;
+  std::uint64_t with_relative_line = 0;
 };
 
-side places_of(const analysis& a, names& dictionary) {
-  side out;
+frame_values values_of(const frame& f) {
+  frame_values v;
+  v.name = name_of(f);
+  v.with_line = mix(v.name ^ (std::uint64_t{f.line} + 0x1000193));
+  v.with_relative_line = mix(v.name ^ (relative_line(f) * 0x100000001b3ULL + 7));
+  return v;
+}
+
+}  // namespace
+
+site_places places_of(const analysis& a) {
+  site_places out;
   if (a.sites.empty()) return out;
-  // Name numbers per frame of the table, made on first use.
-  std::vector<std::uint32_t> name_of(a.frames != nullptr ? a.frames->frames.size() : 0,
-                                     ~std::uint32_t{0});
+  std::vector<frame_values> values(a.frames != nullptr ? a.frames->frames.size() : 0);
+  std::vector<bool> known(values.size(), false);
   std::unordered_map<key, std::uint32_t, key_hash> place_of;
   for (std::size_t i = 0; i < a.sites.size(); ++i) {
     const site& s = a.sites[i];
     std::array<key, levels> k;
+    const bool shared = s.stack.table() == a.frames.get();
     for (std::size_t f = 0; f < s.stack.size(); ++f) {
-      const frame& fr = s.stack[f];
-      std::uint32_t name = 0;
-      if (s.stack.table() == a.frames.get()) {
-        std::uint32_t& n = name_of[s.stack.id(f)];
-        if (n == ~std::uint32_t{0}) n = dictionary.of(fr);
-        name = n;
+      frame_values v;
+      if (shared) {
+        const std::uint32_t id = s.stack.id(f);
+        if (!known[id]) {
+          values[id] = values_of(s.stack[f]);
+          known[id] = true;
+        }
+        v = values[id];
       } else {
-        name = dictionary.of(fr);
+        v = values_of(s.stack[f]);
       }
-      k[0].add(name);
-      k[0].add(fr.line);
-      k[1].add(name);
-      k[1].add(relative_line(fr));
-      k[2].add(name);
-      if (f == 0) k[3].add(name);
+      add(k[0], v.with_line);
+      add(k[1], v.with_relative_line);
+      add(k[2], v.name);
+      if (f == 0) add(k[3], v.name);
     }
     auto [it, added] = place_of.try_emplace(k[0], static_cast<std::uint32_t>(out.places.size()));
     if (added) {
@@ -120,9 +120,10 @@ side places_of(const analysis& a, names& dictionary) {
     p.sites.push_back(static_cast<std::uint32_t>(i));
     add_counters(p.totals, s.totals);
   }
-  out.matched.assign(out.places.size(), false);
   return out;
 }
+
+namespace {
 
 // How far apart two places' lines are: frame by frame from the outermost, then the difference
 // in depth.
@@ -184,37 +185,52 @@ std::string_view match_kind_text(match_kind k) noexcept {
 }
 
 comparison compare_sites(const analysis& before, const analysis& after) {
-  names dictionary;
-  side b = places_of(before, dictionary);
-  side a = places_of(after, dictionary);
+  return compare_sites(before, places_of(before), after, places_of(after));
+}
+
+comparison compare_sites(const analysis& before, site_places b, const analysis& after,
+                         site_places a) {
+  std::vector<bool> matched_b(b.places.size(), false);
+  std::vector<bool> matched_a(a.places.size(), false);
   comparison out;
   const auto site_b = [&](std::uint32_t p) -> const site& { return before.sites[b.first_site[p]]; };
   const auto site_a = [&](std::uint32_t p) -> const site& { return after.sites[a.first_site[p]]; };
   const auto pair = [&](std::uint32_t pb, std::uint32_t pa, match_kind how) {
-    b.matched[pb] = true;
-    a.matched[pa] = true;
+    matched_b[pb] = true;
+    matched_a[pa] = true;
     out.matches.push_back(place_match{pb, pa, how});
   };
 
+  // Per level, the unmatched places of both sides sorted by key (before's first within a key):
+  // a run of one key is a group, paired if both sides have some.
+  struct entry {
+    key k;
+    std::uint32_t side_place;  // top bit: after
+  };
+  constexpr std::uint32_t after_bit = std::uint32_t{1} << 31;
+  std::vector<entry> entries;
+  std::vector<std::uint32_t> gb;
+  std::vector<std::uint32_t> ga;
   for (std::size_t level = 0; level < levels; ++level) {
     const auto how = static_cast<match_kind>(level);
-    // The unmatched places of `after` by key, in place order.
-    std::unordered_map<key, std::vector<std::uint32_t>, key_hash> after_by_key;
+    entries.clear();
+    for (std::uint32_t p = 0; p < b.places.size(); ++p)
+      if (!matched_b[p]) entries.push_back(entry{b.keys[p][level], p});
     for (std::uint32_t p = 0; p < a.places.size(); ++p)
-      if (!a.matched[p]) after_by_key[a.keys[p][level]].push_back(p);
-    std::unordered_map<key, std::vector<std::uint32_t>, key_hash> before_by_key;
-    std::vector<key> order;  // keys in the order of before's places: a stable result
-    for (std::uint32_t p = 0; p < b.places.size(); ++p) {
-      if (b.matched[p]) continue;
-      const key& k = b.keys[p][level];
-      if (after_by_key.count(k) == 0) continue;
-      std::vector<std::uint32_t>& group = before_by_key[k];
-      if (group.empty()) order.push_back(k);
-      group.push_back(p);
-    }
-    for (const key& k : order) {
-      std::vector<std::uint32_t>& gb = before_by_key[k];
-      std::vector<std::uint32_t>& ga = after_by_key[k];
+      if (!matched_a[p]) entries.push_back(entry{a.keys[p][level], p | after_bit});
+    std::sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) {
+      if (x.k.a != y.k.a) return x.k.a < y.k.a;
+      if (x.k.b != y.k.b) return x.k.b < y.k.b;
+      return x.side_place < y.side_place;
+    });
+    for (std::size_t i = 0; i < entries.size();) {
+      std::size_t j = i;
+      gb.clear();
+      ga.clear();
+      for (; j < entries.size() && entries[j].k == entries[i].k; ++j)
+        (entries[j].side_place & after_bit ? ga : gb).push_back(entries[j].side_place & ~after_bit);
+      i = j;
+      if (gb.empty() || ga.empty()) continue;
       if (gb.size() == 1 && ga.size() == 1) {
         pair(gb[0], ga[0], how);
         continue;
@@ -229,7 +245,7 @@ comparison compare_sites(const analysis& before, const analysis& after) {
         std::stable_sort(ga.begin(), ga.end(), [&](std::uint32_t x, std::uint32_t y) {
           return source_order(site_a(x), site_a(y));
         });
-        for (std::size_t i = 0; i < gb.size() && i < ga.size(); ++i) pair(gb[i], ga[i], how);
+        for (std::size_t n = 0; n < gb.size() && n < ga.size(); ++n) pair(gb[n], ga[n], how);
         continue;
       }
       // Some places came or went: the nearest lines first.
@@ -239,14 +255,14 @@ comparison compare_sites(const analysis& before, const analysis& after) {
       std::stable_sort(costs.begin(), costs.end(),
                        [](const auto& p, const auto& q) { return p.first < q.first; });
       for (const auto& c : costs)
-        if (!b.matched[c.second.first] && !a.matched[c.second.second])
+        if (!matched_b[c.second.first] && !matched_a[c.second.second])
           pair(c.second.first, c.second.second, how);
     }
   }
   for (std::uint32_t p = 0; p < b.places.size(); ++p)
-    if (!b.matched[p]) out.matches.push_back(place_match{p, place_match::none, match_kind::none});
+    if (!matched_b[p]) out.matches.push_back(place_match{p, place_match::none, match_kind::none});
   for (std::uint32_t p = 0; p < a.places.size(); ++p)
-    if (!a.matched[p]) out.matches.push_back(place_match{place_match::none, p, match_kind::none});
+    if (!matched_a[p]) out.matches.push_back(place_match{place_match::none, p, match_kind::none});
   out.before = std::move(b.places);
   out.after = std::move(a.places);
   return out;

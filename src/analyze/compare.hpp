@@ -10,6 +10,7 @@
 
 #include "analyze/analysis.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -52,8 +53,27 @@ struct comparison {
   std::vector<place_match> matches;
 };
 
+/// A place's key at one level: two independent 64-bit hashes of its frames.
+struct place_key {
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  bool operator==(const place_key& o) const noexcept { return a == o.a && b == o.b; }
+};
+
+/// One trace's places with their keys at each level (match_kind::same .. innermost_function),
+/// made from that trace alone: the two traces' can be made at once, on two threads.
+struct site_places {
+  std::vector<place> places;
+  std::vector<std::array<place_key, 4>> keys;  // per place
+  std::vector<std::uint32_t> first_site;       // per place: its first site
+};
+site_places places_of(const analysis& a);
+
 /// Matches the sites of `before` with those of `after`.
 comparison compare_sites(const analysis& before, const analysis& after);
+/// The same, with the places already made (`b` of before, `a` of after).
+comparison compare_sites(const analysis& before, site_places b, const analysis& after,
+                         site_places a);
 
 }  // namespace lowalloc::analyze
 

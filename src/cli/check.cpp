@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace lowalloc::cli {
@@ -349,7 +350,7 @@ int check_main(int argc, char** argv) {
 
   std::vector<std::string> files{file};
   if (!baseline.empty()) files.push_back(baseline);
-  std::vector<read_trace> traces = read_traces(files, opts);
+  std::vector<read_trace> traces = read_traces(files, opts, !baseline.empty());
   const auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
@@ -394,7 +395,8 @@ int check_main(int argc, char** argv) {
   if (!baseline.empty()) {
     const analyze::analysis& old = traces[1].a;
     const checker before(old, include_runtime);
-    const analyze::comparison c = analyze::compare_sites(old, a);
+    const analyze::comparison c =
+        analyze::compare_sites(old, std::move(traces[1].places), a, std::move(traces[0].places));
     const std::string pct = report::fixed(increase * 100, increase * 100 < 10 ? 1 : 0) + " %";
     const auto allowed = [&](std::uint64_t x) {
       return x + static_cast<std::uint64_t>(static_cast<double>(x) * increase);

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lowalloc::cli {
@@ -92,7 +93,7 @@ int diff_main(int argc, char** argv) {
   o.before_name = files[0];
   o.after_name = files[1];
 
-  std::vector<read_trace> traces = read_traces(files, opts);
+  std::vector<read_trace> traces = read_traces(files, opts, true);
   bool unreadable = false;
   for (std::size_t i = 0; i < traces.size(); ++i) {
     if (traces[i].error.empty()) continue;
@@ -100,7 +101,8 @@ int diff_main(int argc, char** argv) {
     unreadable = true;
   }
   if (unreadable) return 2;
-  const analyze::comparison c = analyze::compare_sites(traces[0].a, traces[1].a);
+  const analyze::comparison c = analyze::compare_sites(traces[0].a, std::move(traces[0].places),
+                                                       traces[1].a, std::move(traces[1].places));
   if (json)
     report::write_diff_json(std::cout, traces[0].a, traces[1].a, c, o);
   else

@@ -13,9 +13,10 @@ namespace lowalloc::cli {
 
 namespace {
 
-void read_one(const std::string& path, const analyze::options& opts, read_trace& out) {
+void read_one(const std::string& path, const analyze::options& opts, bool places, read_trace& out) {
   try {
     out.a = analyze::analyze_file(path, opts);
+    if (places) out.places = analyze::places_of(out.a);
   } catch (const analyze::trace_error& e) {
     out.error = e.what();
   } catch (const std::bad_alloc&) {
@@ -26,17 +27,18 @@ void read_one(const std::string& path, const analyze::options& opts, read_trace&
 }  // namespace
 
 std::vector<read_trace> read_traces(const std::vector<std::string>& paths,
-                                    const analyze::options& opts) {
+                                    const analyze::options& opts, bool places) {
   std::vector<read_trace> out(paths.size());
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < paths.size(); ++i) {
     try {
-      threads.emplace_back(read_one, std::cref(paths[i]), std::cref(opts), std::ref(out[i]));
+      threads.emplace_back(read_one, std::cref(paths[i]), std::cref(opts), places,
+                           std::ref(out[i]));
     } catch (const std::system_error&) {
-      read_one(paths[i], opts, out[i]);  // no thread to be had: one after the other
+      read_one(paths[i], opts, places, out[i]);  // no thread to be had: one after the other
     }
   }
-  if (!paths.empty()) read_one(paths[0], opts, out[0]);
+  if (!paths.empty()) read_one(paths[0], opts, places, out[0]);
   for (std::thread& t : threads) t.join();
   return out;
 }

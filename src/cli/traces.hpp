@@ -4,6 +4,7 @@
 #define LOWALLOC_SRC_CLI_TRACES_HPP
 
 #include "analyze/analysis.hpp"
+#include "analyze/compare.hpp"
 
 #include <cstdint>
 #include <string>
@@ -13,12 +14,13 @@ namespace lowalloc::cli {
 
 struct read_trace {
   analyze::analysis a;
-  std::string error;  // why the file could not be read; empty if it was
+  analyze::site_places places;  // with `places`: its sites' places, for compare_sites()
+  std::string error;            // why the file could not be read; empty if it was
 };
 
-/// The analyses of `paths`, in their order.
+/// The analyses of `paths`, in their order; with `places`, each one's places too.
 std::vector<read_trace> read_traces(const std::vector<std::string>& paths,
-                                    const analyze::options& opts);
+                                    const analyze::options& opts, bool places = false);
 
 /// `text` as a count: digits, optionally with a suffix k, M, G (powers of 1000) or KiB, MiB,
 /// GiB (powers of 1024); false if it is not one.
