@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Google Benchmark binary (bench_*) in BUILD_DIR/tests/bench and prints the Markdown tables that
-# go in docs/benchmarks.md (made by scripts/bench_table.py).
+# go in docs/benchmarks.md (made by scripts/bench_table.py). Then runs the counted twins
+# (bench_*_allocs: the same benchmarks linked with lowalloc::alloc_count, whose timings are not
+# quoted) once, briefly, and prints their heap allocations per iteration (scripts/bench_allocs.py).
 #
 # Usage: scripts/run-benchmarks.sh BUILD_DIR [filter]
 #   filter               a --benchmark_filter regex, e.g. 'push_back'
@@ -12,7 +14,10 @@
 #   BENCH_CPU=           pin to this CPU with taskset (e.g. 1); empty: no pinning
 #   BENCH_TIME=cpu       cpu or real: which time the table reports
 #   LOWALLOC_BENCH_PHASES=1  bench_small_vector also runs each push_back code layout on its own
-# Results: BUILD_DIR/bench-results/<binary>.json (every repetition) and table.md.
+#   BENCH_ALLOCS=1       also run the bench_*_allocs twins (0: skip them)
+#   BENCH_ALLOCS_MIN_TIME=0.01  seconds per benchmark in the twins (the counts do not need more)
+# Results: BUILD_DIR/bench-results/<binary>.json (every repetition) and table.md; the twins'
+# BUILD_DIR/bench-results/<twin>.json and allocs.md.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -53,10 +58,12 @@ fi
 out_dir=$build_dir/bench-results
 mkdir -p "$out_dir"
 results=()
-# Google Benchmark binaries are named bench_*; other programs in the directory are not run.
+# Google Benchmark binaries are named bench_*; other programs in the directory are not run, and
+# the counted twins (bench_*_allocs) are run after the tables.
 for bin in "$bench_dir"/bench_*; do
   [ -f "$bin" ] && [ -x "$bin" ] || continue
   name=$(basename "$bin")
+  case $name in *_allocs) continue ;; esac
   json=$out_dir/$name.json
   echo "== $name (${reps} repetitions, min time ${min_time} s)" >&2
   # Console output to stderr: stdout carries only the table.
@@ -82,3 +89,23 @@ fi
 command="${LOWALLOC_BENCH_PHASES:+LOWALLOC_BENCH_PHASES=$LOWALLOC_BENCH_PHASES }${BENCH_CPU:+BENCH_CPU=$BENCH_CPU }BENCH_REPS=$reps BENCH_MIN_TIME=$min_time scripts/run-benchmarks.sh $build_dir${filter:+ '$filter'}"
 python3 "$script_dir/bench_table.py" --time "$time_kind" --command "$command" "${results[@]}" \
   | tee "$out_dir/table.md"
+
+# --- heap allocations per iteration, from the counted twins ---------------------------------------
+if [ "${BENCH_ALLOCS:-1}" = 1 ]; then
+  allocs_args=(--benchmark_min_time="${BENCH_ALLOCS_MIN_TIME:-0.01}" --benchmark_out_format=json)
+  if [ -n "$filter" ]; then
+    allocs_args+=(--benchmark_filter="$filter")
+  fi
+  : >"$out_dir/allocs.md"
+  for bin in "$bench_dir"/bench_*_allocs; do
+    [ -f "$bin" ] && [ -x "$bin" ] || continue
+    name=$(basename "$bin")
+    json=$out_dir/$name.json
+    echo "== $name (heap allocations per iteration; its timings are not quoted)" >&2
+    rm -f "$json"
+    "${pin[@]}" "$bin" "${allocs_args[@]}" --benchmark_out="$json" >&2
+    [ -s "$json" ] || continue
+    { echo; echo "### $name"; echo; python3 "$script_dir/bench_allocs.py" "$json"; } \
+      | tee -a "$out_dir/allocs.md"
+  done
+fi

@@ -214,6 +214,59 @@ TEST(AllocCount, ResetStartsAgain) {
   EXPECT_EQ(c.bytes(), 0u);
 }
 
+// Live bytes are usable sizes. 24 and 40 bytes are their own usable size on glibc x86-64 (chunks of
+// 32 and 48) and under ASan (which reports the request), so the figures are the same everywhere.
+TEST(AllocCount, LiveBytesAndPeak) {
+  if (!lowalloc::live_bytes_counted()) GTEST_SKIP() << "no malloc_usable_size here";
+  const lowalloc::alloc_totals before = lowalloc::thread_alloc_totals();
+  const std::ptrdiff_t saved_peak = lowalloc::exchange_thread_peak(before.live_bytes);
+  void* a = ::operator new(24);
+  escape(a);
+  void* b = ::operator new (40, std::align_val_t{32});
+  escape(b);
+  EXPECT_EQ(lowalloc::thread_alloc_totals().live_bytes - before.live_bytes, 64);
+  ::operator delete(a);
+  EXPECT_EQ(lowalloc::thread_alloc_totals().live_bytes - before.live_bytes, 40);
+  ::operator delete (b, std::align_val_t{32});
+  const lowalloc::alloc_totals after = lowalloc::thread_alloc_totals();
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(after.peak_live_bytes - before.live_bytes, 64);
+  EXPECT_EQ(lowalloc::exchange_thread_peak(saved_peak), after.peak_live_bytes);
+}
+
+// A block allocated on one thread and freed on another raises the first's live bytes and lowers
+// the second's.
+TEST(AllocCount, LiveBytesArePerThread) {
+  if (!lowalloc::live_bytes_counted()) GTEST_SKIP() << "no malloc_usable_size here";
+  void* p = nullptr;
+  std::ptrdiff_t held_there = 0;
+  std::thread t([&] {
+    const std::ptrdiff_t start = lowalloc::thread_alloc_totals().live_bytes;
+    p = ::operator new(40);
+    held_there = lowalloc::thread_alloc_totals().live_bytes - start;
+  });
+  t.join();
+  EXPECT_EQ(held_there, 40);
+  const std::ptrdiff_t before = lowalloc::thread_alloc_totals().live_bytes;
+  ::operator delete(p);
+  EXPECT_EQ(lowalloc::thread_alloc_totals().live_bytes - before, -40);
+}
+
+TEST(AllocCount, ReallocMovesLiveBytes) {
+  if (!lowalloc::malloc_counted()) GTEST_SKIP() << "malloc is owned by a sanitizer here";
+  const std::ptrdiff_t before = lowalloc::thread_alloc_totals().live_bytes;
+  void* p = std::malloc(24);
+  escape(p);
+  p = std::realloc(p, 4000);
+  escape(p);
+  EXPECT_EQ(lowalloc::thread_alloc_totals().live_bytes - before,
+            static_cast<std::ptrdiff_t>(malloc_usable_size(p)));
+  p = std::realloc(p, 0);  // glibc frees and returns NULL
+  escape(p);
+  EXPECT_EQ(lowalloc::thread_alloc_totals().live_bytes, before);
+  std::free(p);
+}
+
 TEST(AllocCount, MacrosPass) {
   std::vector<int> v;
   v.reserve(4);

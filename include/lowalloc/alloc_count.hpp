@@ -8,6 +8,9 @@
 //
 // Counting never allocates and takes no lock: each thread has its own counters, and a scope reads
 // the difference between its construction and now. Only the calling thread's work is counted.
+// Where the C library tells a block's size (malloc_usable_size: glibc, musl, the sanitizers'
+// allocators; see `live_bytes_counted()`), each thread also keeps the bytes it holds and their
+// peak, which <lowalloc/benchmark.hpp> reports as Google Benchmark's max_bytes_used.
 //
 //   #include <lowalloc/alloc_count.hpp>
 //
@@ -31,17 +34,42 @@
 namespace lowalloc {
 
 /// Running totals of the calling thread's heap activity since the thread started.
+///
+/// `live_bytes` and `peak_live_bytes` are usable sizes (malloc_usable_size: the block the
+/// allocator handed out, e.g. 24 bytes for a 10-byte request on glibc x86-64; exactly the
+/// requested size under ASan), because a free does not say how many bytes were requested. They
+/// are the bytes this thread allocated minus those it freed, so a thread that frees another
+/// thread's blocks can go below zero. Both stay 0 where `live_bytes_counted()` is false.
 struct alloc_totals {
   std::size_t allocations = 0;    ///< successful allocation calls (realloc to a new size counts)
   std::size_t deallocations = 0;  ///< frees of non-null pointers (realloc's release counts)
   std::size_t bytes = 0;          ///< bytes requested by the counted allocations
+  std::ptrdiff_t live_bytes = 0;  ///< usable bytes allocated minus usable bytes freed
+  /// The highest `live_bytes` since the thread started or the last `exchange_thread_peak()`.
+  std::ptrdiff_t peak_live_bytes = 0;
 };
 
 /// The calling thread's totals. Never allocates.
 alloc_totals thread_alloc_totals() noexcept;
 
+/// Sets the calling thread's `peak_live_bytes` to `peak` and returns the previous peak. To
+/// measure the peak of a scope: `old = exchange_thread_peak(thread_alloc_totals().live_bytes)`
+/// at its start; at its end read the peak, then put back the larger of the two with
+/// `exchange_thread_peak`, so that an enclosing scope still sees its own peak. Never allocates.
+std::ptrdiff_t exchange_thread_peak(std::ptrdiff_t peak) noexcept;
+
 /// True when the malloc family is counted, not only operator new/delete.
 bool malloc_counted() noexcept;
+
+/// True when `live_bytes` and `peak_live_bytes` are counted (the C library has
+/// malloc_usable_size or malloc_size); false elsewhere, where they stay 0.
+bool live_bytes_counted() noexcept;
+
+namespace detail {
+// Defined in alloc_count's library: <lowalloc/benchmark.hpp> calls it, so that a program that does
+// not link lowalloc::alloc_count fails to link with this name in the error.
+void benchmark_memory_manager_needs_lowalloc_alloc_count() noexcept;
+}  // namespace detail
 
 /// Counts the calling thread's allocations from its construction on.
 class alloc_counter {

@@ -15,13 +15,18 @@
 // CMake builds this file twice: bench_small_vector with the build type's flags (Release: -O3), and
 // bench_small_vector_O2, the push_back workload alone at -O2, named push_back_O2/<impl>/<N>
 // (LOWALLOC_BENCH_PUSH_BACK_ONLY, LOWALLOC_BENCH_WORKLOAD_SUFFIX). Both report their compiler
-// flags in the context ("compiler flags").
+// flags in the context ("compiler flags"). A third build, bench_small_vector_allocs
+// (LOWALLOC_BENCH_COUNT_ALLOCATIONS), links lowalloc::alloc_count and <lowalloc/benchmark.hpp>'s
+// memory manager to report allocations per iteration; its timings are not quoted.
 //
 // Repetitions, min time and output format come from the command line; see
 // scripts/run-benchmarks.sh.
 #include <lowalloc/small_vector.hpp>
 
 #include <benchmark/benchmark.h>
+#ifdef LOWALLOC_BENCH_COUNT_ALLOCATIONS
+#include <lowalloc/benchmark.hpp>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -400,9 +405,13 @@ void add_workload_context() {
 int main(int argc, char** argv) {
   register_all();
   add_workload_context();
+#ifdef LOWALLOC_BENCH_COUNT_ALLOCATIONS
+  return lowalloc::run_benchmarks_with_memory(argc, argv);
+#else
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
+#endif
 }

@@ -19,12 +19,18 @@
 //                                characters; fixed_string is fixed_string<32> at 10, <256> at 200
 //
 // The heap allocations of the tokenizer are counted by string_alloc_counts, not here: counting
-// replaces operator new and malloc, which would distort these timings.
+// replaces operator new and malloc, which would distort these timings. bench_string_allocs is this
+// file again with LOWALLOC_BENCH_COUNT_ALLOCATIONS: linked with lowalloc::alloc_count and with
+// <lowalloc/benchmark.hpp>'s memory manager, it reports allocations per iteration of every
+// benchmark (its timings are not quoted).
 #include "tokenizer.hpp"
 
 #include <lowalloc/string.hpp>
 
 #include <benchmark/benchmark.h>
+#ifdef LOWALLOC_BENCH_COUNT_ALLOCATIONS
+#include <lowalloc/benchmark.hpp>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -277,9 +283,13 @@ void add_workload_context() {
 int main(int argc, char** argv) {
   register_all();
   add_workload_context();
+#ifdef LOWALLOC_BENCH_COUNT_ALLOCATIONS
+  return lowalloc::run_benchmarks_with_memory(argc, argv);
+#else
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
+#endif
 }
