@@ -24,7 +24,7 @@ namespace wordfreq {
 using token = std::string;              // one word, lower-cased
 using token_list = std::vector<token>;  // the words of one line
 #else
-using token = lowalloc::small_string<48>;
+using token = lowalloc::small_string<32>;
 using token_list = lowalloc::small_vector<token, 16>;
 #endif
 using counts = std::unordered_map<token, long>;  // each distinct word and how often it occurs
