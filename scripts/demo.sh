@@ -8,12 +8,13 @@
 #      (-DWORDFREQ_FIXED; the test wordfreq_advice keeps the two in step);
 #   4. `lowalloc run` it, `lowalloc diff` the two traces, time both builds untraced;
 #   5. a table: tokens per second and heap allocations, before and after.
-# Usage: scripts/demo.sh [RUNS]   (RUNS untraced runs of each build, alternating; default 5)
+# Usage: scripts/demo.sh [RUNS]   (RUNS untraced runs of each build, alternating, on one CPU
+# when taskset is there; default 9)
 # Run from anywhere; it builds with the `release` preset into build/release and writes its files
 # to build/release/demo/. POSIX sh and awk only.
 set -eu
 
-runs=${1:-5}
+runs=${1:-9}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=build/release
@@ -80,13 +81,18 @@ traced "$work/after.trace" "$build/examples/wordfreq_fixed" "$work/text.txt" 5
 echo
 short "$lowalloc" diff "$work/before.trace" "$work/after.trace" --top 5
 
-step "timing both builds untraced: $runs runs each, alternating"
+# Both builds on the same CPU: a run that moves between CPUs, or shares one, is the noise.
+pin=
+if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
+  pin="taskset -c 0"
+fi
+step "timing both builds untraced: $runs runs each, alternating${pin:+, on CPU 0}"
 : >"$work/times"
 i=1
 while [ "$i" -le "$runs" ]; do
   line="  run $i:"
   for variant in wordfreq wordfreq_fixed; do
-    "$build/examples/$variant" "$work/text.txt" >"$work/$variant.out"
+    $pin "$build/examples/$variant" "$work/text.txt" >"$work/$variant.out"
     seconds=$(field "$work/$variant.out" seconds)
     echo "$variant $(field "$work/$variant.out" tokens) $seconds" >>"$work/times"
     line="$line  $variant $seconds s"
