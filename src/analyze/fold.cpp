@@ -62,6 +62,7 @@ constexpr std::string_view c_allocators[] = {
     "__GI___libc_malloc",
     "__GI___libc_free",
     "__GI___libc_realloc",
+    "_dl_early_allocate",
 };
 
 std::string_view module_base(std::string_view path) noexcept {
@@ -105,6 +106,10 @@ bool lowalloc_name(std::string_view name) noexcept {
 }
 
 }  // namespace
+
+bool is_allocation_function(std::string_view base_name) noexcept {
+  return one_of(base_name, c_allocators);
+}
 
 std::string base_name(std::string_view s) {
   if (const std::size_t p = s.find(" [clone"); p != std::string_view::npos) s = s.substr(0, p);
@@ -201,7 +206,7 @@ std::string base_name(std::string_view s) {
 bool is_allocator_frame(const frame& f) {
   if (f.function.empty()) return false;
   const std::string name = base_name(f.function);
-  if (one_of(name, c_allocators)) return true;
+  if (is_allocation_function(name)) return true;
   // The standard library around the allocation (push_back, a copy constructor, construct, an
   // inlined std::string append): the user's own line is the first frame outside it, in the
   // names, the headers or the shared objects of the C and C++ runtimes.

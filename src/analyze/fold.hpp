@@ -17,6 +17,10 @@ namespace lowalloc::analyze::detail {
 /// "std::vector::_M_realloc_insert", "operator new[](unsigned long)" gives "operator new[]".
 std::string base_name(std::string_view demangled);
 
+/// Whether `base_name` (as base_name() gives it) is a C or C++ allocation or deallocation
+/// function: malloc and its glibc-internal names, strdup, operator new and delete.
+bool is_allocation_function(std::string_view base_name) noexcept;
+
 /// Whether the frame is allocator plumbing (malloc and friends, operator new, std::allocator,
 /// the growth functions of the standard containers, lowalloc's own growth functions).
 bool is_allocator_frame(const frame& f);

@@ -1,9 +1,20 @@
-// The size histogram's buckets, a site's sparse sizes, and frame lists made by hand.
+// Counters added up, the size histogram's buckets, a site's sparse sizes, and frame lists made by
+// hand.
 #include "analyze/model.hpp"
 
 #include <algorithm>
 
 namespace lowalloc::analyze {
+
+void add_counters(counters& into, const counters& c) noexcept {
+  into.allocations += c.allocations;
+  into.bytes_allocated += c.bytes_allocated;
+  into.frees += c.frees;
+  into.temporary += c.temporary;
+  into.leaked_allocations += c.leaked_allocations;
+  into.leaked_bytes += c.leaked_bytes;
+  into.peak_bytes += c.peak_bytes;
+}
 
 std::size_t histogram::bucket_of(std::uint64_t size) noexcept {
   if (size < exact_sizes) return static_cast<std::size_t>(size);

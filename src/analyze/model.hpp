@@ -64,6 +64,9 @@ struct counters {
   std::uint64_t peak_bytes = 0;  // live bytes at the moment of the process-wide peak
 };
 
+/// Adds each counter of `c` to `into`'s.
+void add_counters(counters& into, const counters& c) noexcept;
+
 struct frame {
   std::uint64_t address = 0;  // return address as recorded (absolute, in the traced process)
   std::string module;         // path of the ELF object, empty if unknown

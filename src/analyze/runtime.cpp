@@ -44,33 +44,6 @@ constexpr std::string_view system_prefixes[] = {
     "librt.so",     "libresolv.so", "libnss_", "liblowalloc_trace.so",
 };
 
-constexpr std::string_view allocators[] = {
-    "malloc",
-    "calloc",
-    "realloc",
-    "reallocarray",
-    "posix_memalign",
-    "aligned_alloc",
-    "memalign",
-    "valloc",
-    "pvalloc",
-    "__libc_malloc",
-    "__libc_calloc",
-    "__libc_realloc",
-    "__libc_memalign",
-    "__posix_memalign",
-    "__libc_reallocarray",
-    "strdup",
-    "strndup",
-    "__strdup",
-    "__strndup",
-    "operator new",
-    "operator new[]",
-    "__GI___libc_malloc",
-    "__GI___libc_realloc",
-    "_dl_early_allocate",
-};
-
 constexpr std::string_view locale_functions[] = {"setlocale", "__libc_setlocale",
                                                  "new_composite_name"};
 constexpr std::string_view locale_owners[] = {"newlocale", "__newlocale", "duplocale",
@@ -97,7 +70,7 @@ frame_class classify_frame(const frame& f) {
   // glibc's debug symbols name its internal calls __GI_NAME.
   std::string name = detail::base_name(f.function);
   if (starts_with(name, "__GI_")) name.erase(0, 5);
-  if (one_of(name, allocators)) c.bits |= allocator_call;
+  if (detail::is_allocation_function(name)) c.bits |= allocator_call;
   if (one_of(name, locale_owners)) c.bits |= owner_call;
   if (name == "_IO_file_doallocate" || name == "_IO_doallocbuf" ||
       name == "_IO_new_file_doallocate")
@@ -217,16 +190,6 @@ void classify_runtime(analysis& a) {
     a.stack_runtime[s] = static_cast<std::uint8_t>(r);
     add_counters(a.runtime[static_cast<std::size_t>(r)], st.totals);
   }
-}
-
-void add_counters(counters& into, const counters& c) noexcept {
-  into.allocations += c.allocations;
-  into.bytes_allocated += c.bytes_allocated;
-  into.frees += c.frees;
-  into.temporary += c.temporary;
-  into.leaked_allocations += c.leaked_allocations;
-  into.leaked_bytes += c.leaked_bytes;
-  into.peak_bytes += c.peak_bytes;
 }
 
 std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a) {

@@ -48,9 +48,6 @@ struct site_runtime {
 /// The sites (index in a.sites) with allocations of the runtime, and their part.
 std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a);
 
-/// Adds c to into.
-void add_counters(counters& into, const counters& c) noexcept;
-
 /// Fills a.stack_runtime and a.runtime from a.stacks (build_sites' caller calls it).
 void classify_runtime(analysis& a);
 

@@ -119,16 +119,6 @@ std::vector<std::uint32_t> frame_identities(const std::vector<frame>& frames) {
   return numbers;
 }
 
-void add_counters(counters& into, const counters& c) noexcept {
-  into.allocations += c.allocations;
-  into.bytes_allocated += c.bytes_allocated;
-  into.frees += c.frees;
-  into.temporary += c.temporary;
-  into.leaked_allocations += c.leaked_allocations;
-  into.leaked_bytes += c.leaked_bytes;
-  into.peak_bytes += c.peak_bytes;
-}
-
 // Requested sizes per stack, grouped by stack in bucket order: placed by stack with a counting
 // sort (stacks are numbered densely, and most have one size), then each stack's few buckets
 // sorted and the repeated ones merged.
