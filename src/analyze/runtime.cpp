@@ -171,10 +171,6 @@ std::string_view runtime_reason_key(runtime_reason r) noexcept {
   return "";
 }
 
-runtime_reason classify_runtime(const frame_list& stack) {
-  return classify(stack.size(), [&](std::size_t i) { return classify_frame(stack[i]); });
-}
-
 void classify_runtime(analysis& a) {
   a.stack_runtime.assign(a.stacks.size(), 0);
   a.runtime = {};

@@ -36,10 +36,6 @@ std::string_view runtime_reason_text(runtime_reason r) noexcept;
 /// "stdio_buffer", "locale", ... (JSON keys); "" for none.
 std::string_view runtime_reason_key(runtime_reason r) noexcept;
 
-/// Why the allocations of `stack` (innermost first, every frame: allocator frames included)
-/// are the runtime's, or none.
-runtime_reason classify_runtime(const frame_list& stack);
-
 /// The runtime's part of a site: its counters, and the reason of most of its allocations.
 struct site_runtime {
   counters totals;
