@@ -2,6 +2,8 @@
 // macros fail when they should.
 #include <lowalloc/alloc_count.hpp>
 
+#include "support/escape.hpp"
+
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -24,16 +26,7 @@ extern "C" const char* __asan_default_options() { return "allocator_may_return_n
 
 namespace {
 
-// Keeps the optimiser from pairing up and removing an allocation and its release.
-template <class T>
-void escape(T* p) {
-#if defined(__GNUC__)
-  asm volatile("" : : "g"(p) : "memory");
-#else
-  static T* volatile sink;
-  sink = p;
-#endif
-}
+using lowalloc::test::escape;
 
 struct alignas(64) over_aligned {
   char bytes[64];

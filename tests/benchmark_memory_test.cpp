@@ -7,6 +7,8 @@
 // usable sizes, have the same exact values in every preset.
 #include <lowalloc/benchmark.hpp>
 
+#include "support/escape.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -26,15 +28,7 @@ namespace {
 
 using result = benchmark::MemoryManager::Result;
 
-template <class T>
-void escape(T* p) {
-#if defined(__GNUC__)
-  asm volatile("" : : "g"(p) : "memory");
-#else
-  static T* volatile sink;
-  sink = p;
-#endif
-}
+using lowalloc::test::escape;
 
 // Two allocations, 24 and 40 bytes, both held at once, both freed.
 void two_allocations() {
