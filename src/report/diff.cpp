@@ -36,7 +36,12 @@ std::string signed_percent(double pct) {
   while (decimals < 6 && std::fabs(pct) < 100 &&
          fixed(std::fabs(pct), decimals) == fixed(100, decimals))
     ++decimals;
-  return (pct > 0 ? "+" : "") + fixed(pct, decimals) + " %";
+  // Appended, not `"+" + fixed(...)`: GCC 12 -std=c++20 warns on that (-Wrestrict, a false
+  // positive).
+  std::string text = pct > 0 ? "+" : "";
+  text += fixed(pct, decimals);
+  text += " %";
+  return text;
 }
 
 // The change of a figure in words: "same", "new", "-100 %, none left", "-94.2 %, 17.2x fewer".

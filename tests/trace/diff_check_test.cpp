@@ -47,7 +47,9 @@ class diff_check_test : public ::testing::Test {
 
   // `lowalloc run` of a diff_program build; the trace's path.
   std::string trace(const std::string& build, const std::vector<std::string>& args) {
-    const std::string file = (dir_ / ("t" + std::to_string(++traces_) + ".trace")).string();
+    std::string name = std::to_string(++traces_);  // not "t" + ...: GCC 12 -Wrestrict, c++20
+    name += ".trace";
+    const std::string file = (dir_ / name).string();
     std::vector<std::string> command = {cli, "run", "-q", "-o", file, "--", program(build)};
     command.insert(command.end(), args.begin(), args.end());
     const command_result r = run_command(command, dir_);
