@@ -2,6 +2,7 @@
 // how many allocations (docs/advise.md). Exit status: 0, 1 usage error, 2 the file cannot be
 // read or is damaged (then the advice on what could be read is printed first).
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
@@ -48,17 +49,8 @@ int advise_main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
-    const auto take_value = [&](std::string_view name) -> bool {
-      if (arg == name && i + 1 < argc) {
-        value = argv[++i];
-        return true;
-      }
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        value = arg.substr(name.size() + 1);
-        return true;
-      }
-      return false;
+    const auto take_value = [&](std::string_view name) {
+      return option_value(argc, argv, i, name, value);
     };
     if (arg == "-h" || arg == "--help") {
       std::cout << advise_usage;

@@ -3,6 +3,7 @@
 // checked and printed; the first exceeded one makes the exit status 1. The C and C++ runtimes'
 // own leaks (analyze/runtime.hpp) are left out of the leak limits unless --include-runtime.
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 
 #include "analyze/compare.hpp"
 #include "analyze/fold.hpp"
@@ -284,16 +285,10 @@ int check_main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     std::string v;
     const auto take = [&](std::string_view name) {
-      if (arg == name && i + 1 < argc) {
-        v = argv[++i];
-        return true;
-      }
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        v = std::string(arg.substr(name.size() + 1));
-        return true;
-      }
-      return false;
+      std::string_view found;
+      if (!option_value(argc, argv, i, name, found)) return false;
+      v = std::string(found);
+      return true;
     };
     bool is_limit = false;
     for (std::size_t m = 0; m < std::size(metric_options); ++m) {

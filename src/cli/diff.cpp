@@ -3,6 +3,7 @@
 // usage error, 2 a trace cannot be read or is damaged (the diff is printed first if both were
 // read).
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 
 #include "analyze/compare.hpp"
 #include "cli/traces.hpp"
@@ -50,16 +51,10 @@ int diff_main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     std::string value;
     const auto take = [&](std::string_view name) {
-      if (arg == name && i + 1 < argc) {
-        value = argv[++i];
-        return true;
-      }
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        value = std::string(arg.substr(name.size() + 1));
-        return true;
-      }
-      return false;
+      std::string_view found;
+      if (!option_value(argc, argv, i, name, found)) return false;
+      value = std::string(found);
+      return true;
     };
     if (arg == "-h" || arg == "--help") {
       std::cout << usage;

@@ -4,6 +4,7 @@
 // 1 usage error, 2 the file cannot be read or is damaged (then what could be read is printed
 // first).
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
@@ -83,22 +84,8 @@ int report_main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
-    bool has_value = false;
-    // "--opt=value" or "--opt value" for the options that take one.
-    const auto take_value = [&](std::string_view name) -> bool {
-      if (arg == name) {
-        if (i + 1 >= argc) return false;
-        value = argv[++i];
-        has_value = true;
-        return true;
-      }
-      if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-          arg[name.size()] == '=') {
-        value = arg.substr(name.size() + 1);
-        has_value = true;
-        return true;
-      }
-      return false;
+    const auto take_value = [&](std::string_view name) {
+      return option_value(argc, argv, i, name, value);
     };
     if (arg == "-h" || arg == "--help") {
       std::cout << usage_text();
@@ -131,7 +118,7 @@ int report_main(int argc, char** argv) {
       objects = true;
     } else if (arg == "--format" || arg == "--top" || arg == "--sort") {
       return usage_error(std::string(arg) + " needs a value");
-    } else if (arg.size() > 1 && arg[0] == '-' && !has_value) {
+    } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
     } else if (file.empty()) {
       file = std::string(arg);
