@@ -6,13 +6,14 @@
 #
 # Depends comes from dpkg-shlibdeps (package dpkg-dev) on the installed binaries: libc6,
 # libstdc++6, libgcc-s1, libdw1, libzstd1 and what they pull in. Without dpkg-shlibdeps the list
-# is written out here.
+# is written out here. CPack adds a postinst and a postrm that run ldconfig (it sees a shared
+# object under /usr/lib); harmless, ldconfig does not look in /usr/lib/lowalloc.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME lowalloc)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_DESCRIPTION
-    "lowalloc run records every heap allocation of a program with its call stack;\n lowalloc report, advise, diff and check read the trace. Also the header-only\n containers small_vector, inplace_vector, small_string, arena and pool.")
+    "lowalloc run records every heap allocation of a program with its call stack;\nlowalloc report, advise, diff and check read the trace. Also the header-only\ncontainers small_vector, inplace_vector, small_string, arena and pool.")
 set(CPACK_PACKAGE_CONTACT "lowalloc maintainers <lowalloc@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
