@@ -5,7 +5,7 @@
 # runtime libraries either way (no -dev package).
 #
 # Depends comes from dpkg-shlibdeps (package dpkg-dev) on the installed binaries: libc6,
-# libstdc++6, libgcc-s1, libdw1, libzstd1 and what they pull in. Without dpkg-shlibdeps the list
+# libstdc++6, libgcc-s1, libdw1, libelf1, libzstd1. Without dpkg-shlibdeps (or file) the list
 # is written out here. CPack adds a postinst and a postrm that run ldconfig (it sees a shared
 # object under /usr/lib); harmless, ldconfig does not look in /usr/lib/lowalloc.
 set(CPACK_GENERATOR DEB)
@@ -21,7 +21,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 find_program(LOWALLOC_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(LOWALLOC_DPKG_SHLIBDEPS)
+find_program(LOWALLOC_FILE_COMMAND file)  # CPack finds the binaries with file(1)
+if(LOWALLOC_DPKG_SHLIBDEPS AND LOWALLOC_FILE_COMMAND)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, libdw1, libzstd1")
