@@ -13,6 +13,10 @@ touch a.trace b.trace notes.txt sub/c.trace
 printf '#!/bin/sh\n' >bin/lowalloc_test_program
 chmod +x bin/lowalloc_test_program
 failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
 
 # The completions of the command line "$@" (the last word is the one being completed), sorted,
 # on one line.
@@ -78,6 +82,12 @@ for command in run report advise diff check; do
     esac
   done
 done
+
+# The formats of report --format are the ones `lowalloc help report` lists.
+formats=$("$lowalloc" help report | awk '/^  --format/ { on = 1; next } /^  -/ { on = 0 }
+  on && /^ +[a-z]+  / { print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')
+[ -n "$formats" ] || fail "no formats found in lowalloc help report"
+expect "$formats" lowalloc report --format ""
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failures"
