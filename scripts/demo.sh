@@ -10,14 +10,15 @@
 #   5. a table: tokens per second and heap allocations, before and after.
 # Usage: scripts/demo.sh [RUNS]   (RUNS untraced runs of each build, alternating, on one CPU
 # when taskset is there; default 9)
-# Run from anywhere; it builds with the `release` preset into build/release and writes its files
-# to build/release/demo/. POSIX sh and awk only.
+# Run from anywhere; it builds with the `demo` preset (the release build without the tests and
+# benchmarks, so that only `scripts/install-deps.sh demo` is needed) into build/demo and writes
+# its files to build/demo/demo/. POSIX sh and awk only.
 set -eu
 
 runs=${1:-9}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-build=build/release
+build=build/demo
 work=$build/demo
 lowalloc=$build/bin/lowalloc
 mkdir -p "$work"
@@ -55,7 +56,7 @@ allocations() {
 step "building lowalloc and examples/wordfreq ($build)"
 start=$(date +%s)
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-if ! { cmake --preset release && cmake --build --preset release -j "$jobs" --target lowalloc_cli wordfreq wordfreq_fixed wordfreq_text; } >"$work/build.log" 2>&1; then
+if ! { cmake --preset demo && cmake --build --preset demo -j "$jobs" --target lowalloc_cli wordfreq wordfreq_fixed wordfreq_text; } >"$work/build.log" 2>&1; then
   tail -n 40 "$work/build.log"
   echo "demo: the build failed; the whole log is in $work/build.log" >&2
   exit 1

@@ -1,6 +1,7 @@
 // `lowalloc advise FILE [--format text|json] [--top N]`: per hot call site, which change removes
-// how many allocations (docs/advise.md). Exit status: 0, 1 usage error, 2 the file cannot be
-// read or is damaged (then the advice on what could be read is printed first).
+// how many allocations (docs/advise.md). Exit status: 0, 2 a usage error, a file that cannot be
+// read or is damaged (then the advice on what could be read is printed first) or an output that
+// cannot be written.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -36,7 +37,7 @@ constexpr const char* advise_usage =
 
 int advise_usage_error(const std::string& message) {
   std::cerr << "lowalloc advise: " << message << "\n\n" << advise_usage;
-  return 1;
+  return 2;
 }
 
 }  // namespace

@@ -476,6 +476,11 @@ int check_main(int argc, char** argv) {
     std::cerr << "lowalloc check: cannot write " << junit << '\n';
     return 2;
   }
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "lowalloc check: cannot write the results to the standard output\n";
+    return 2;
+  }
   return all_ok ? 0 : 1;
 }
 

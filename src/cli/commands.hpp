@@ -1,19 +1,21 @@
-// The subcommands of the `lowalloc` command.
+// The subcommands of the `lowalloc` command. Their exit statuses follow one scheme (main.cpp,
+// docs/lowalloc.1): 2 for a usage error, an unreadable input or an unwritable output.
 #ifndef LOWALLOC_SRC_CLI_COMMANDS_HPP
 #define LOWALLOC_SRC_CLI_COMMANDS_HPP
 
 namespace lowalloc::cli {
 
-/// `lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]`; returns PROGRAM's exit status.
+/// `lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]`: PROGRAM's exit status (128+N for
+/// signal N); 125 run's own failure, 126 PROGRAM cannot be executed, 127 it is not found.
 int run_main(int argc, char** argv);
 
-/// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY]`; 0, 1 usage, 2 bad file.
+/// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY]`; 0, or 2 (usage, bad file).
 int report_main(int argc, char** argv);
 
-/// `lowalloc advise FILE [--format text|json] [--top N]`; 0, 1 usage, 2 bad file.
+/// `lowalloc advise FILE [--format text|json] [--top N]`; 0, or 2 (usage, bad file).
 int advise_main(int argc, char** argv);
 
-/// `lowalloc diff BEFORE AFTER [--format text|json] [--top N]`; 0, 1 usage, 2 bad file.
+/// `lowalloc diff BEFORE AFTER [--format text|json] [--top N]`; 0, or 2 (usage, bad file).
 int diff_main(int argc, char** argv);
 
 /// `lowalloc check TRACE [limits...]`; 0 every limit holds, 1 one is exceeded, 2 the check

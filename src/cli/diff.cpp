@@ -1,7 +1,7 @@
 // `lowalloc diff BEFORE AFTER [--format text|json] [--top N] [--all] [--no-symbols]`: the two
-// traces' summaries side by side and each site's change (report/diff.hpp). Exit status: 0, 1
-// usage error, 2 a trace cannot be read or is damaged (the diff is printed first if both were
-// read).
+// traces' summaries side by side and each site's change (report/diff.hpp). Exit status: 0, 2 a
+// usage error, a trace that cannot be read or is damaged (the diff is printed first if both were
+// read) or an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -36,7 +36,7 @@ constexpr const char* usage =
 
 int usage_error(const std::string& message) {
   std::cerr << "lowalloc diff: " << message << "\n\n" << usage;
-  return 1;
+  return 2;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]
 // [--objects]`:
 // reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
-// 1 usage error, 2 the file cannot be read or is damaged (then what could be read is printed
-// first).
+// 2 a usage error, a file that cannot be read or is damaged (then what could be read is printed
+// first) or an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -68,7 +68,7 @@ std::string usage_text() {
 
 int usage_error(const std::string& message) {
   std::cerr << "lowalloc report: " << message << "\n\n" << usage_text();
-  return 1;
+  return 2;
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 #include "cli/commands.hpp"
 #include "trace/launch_env.hpp"
 
+#ifndef LOWALLOC_TRACE_LIBRARY_RELATIVE
+#error "LOWALLOC_TRACE_LIBRARY_RELATIVE is defined by src/cli/CMakeLists.txt"
+#endif
+
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -34,7 +38,8 @@ constexpr const char* run_usage =
     "\n"
     "Runs PROGRAM with every heap allocation recorded (malloc, calloc, realloc, the aligned\n"
     "forms, and operator new/delete through them), with its call stack, into a trace file.\n"
-    "The exit status is PROGRAM's (128+N if a signal N ended it).\n"
+    "The exit status is PROGRAM's (128+N if a signal N ended it); 125 if lowalloc run\n"
+    "itself fails, 126 if PROGRAM cannot be executed, 127 if it is not found.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE  write the trace to FILE (default: lowalloc.PROGRAM.PID.trace)\n"
@@ -72,23 +77,20 @@ bool is_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The recorder: $LOWALLOC_TRACE_LIBRARY, next to the command (build tree or install prefix), or
-// where the build put it.
+// The recorder: $LOWALLOC_TRACE_LIBRARY, else relative to the command: where the install puts it
+// (bin/../lib/lowalloc/), then where the build tree has it (bin/../lib/). Never an absolute path
+// compiled in: a moved or copied install finds its own recorder, never the build directory's.
 std::string find_trace_library() {
   if (const char* env = std::getenv("LOWALLOC_TRACE_LIBRARY"); env != nullptr && *env != 0)
     return is_file(env) ? std::string(env) : std::string();
-  std::string dir = self_directory();
-  for (const char* rel :
-       {"/../lib/lowalloc/liblowalloc_trace.so", "/../lib/liblowalloc_trace.so"}) {
-    std::string candidate = dir + rel;
+  const std::string dir = self_directory();
+  if (dir.empty()) return {};
+  for (const char* rel : {LOWALLOC_TRACE_LIBRARY_RELATIVE, "../lib/liblowalloc_trace.so"}) {
+    std::string candidate = dir;
+    candidate += '/';
+    candidate += rel;
     if (is_file(candidate)) return candidate;
   }
-#ifdef LOWALLOC_TRACE_LIBRARY_INSTALL
-  if (is_file(LOWALLOC_TRACE_LIBRARY_INSTALL)) return LOWALLOC_TRACE_LIBRARY_INSTALL;
-#endif
-#ifdef LOWALLOC_TRACE_LIBRARY_BUILD
-  if (is_file(LOWALLOC_TRACE_LIBRARY_BUILD)) return LOWALLOC_TRACE_LIBRARY_BUILD;
-#endif
   return {};
 }
 
@@ -232,8 +234,10 @@ int run_main(int argc, char** argv) {
   std::string library = find_trace_library();
   if (library.empty()) {
     std::fprintf(stderr,
-                 "lowalloc run: cannot find liblowalloc_trace.so (looked next to this command; "
-                 "set LOWALLOC_TRACE_LIBRARY to its path)\n");
+                 "lowalloc run: cannot find liblowalloc_trace.so (looked in %s/%s and "
+                 "%s/../lib/; set LOWALLOC_TRACE_LIBRARY to its path)\n",
+                 self_directory().c_str(), LOWALLOC_TRACE_LIBRARY_RELATIVE,
+                 self_directory().c_str());
     return exit_failure;
   }
 

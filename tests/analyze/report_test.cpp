@@ -657,7 +657,7 @@ TEST(Cli, UsageErrors) {
                                              {"a", "--top"},
                                              {"a", "--bogus"}}) {
     const cli_result r = report(args);
-    EXPECT_EQ(r.status, 1) << (args.empty() ? "" : args.back());
+    EXPECT_EQ(r.status, 2) << (args.empty() ? "" : args.back());
     EXPECT_TRUE(contains(r.err, "lowalloc report: "));
     EXPECT_TRUE(contains(r.err, "usage: lowalloc report"));
     EXPECT_TRUE(r.out.empty());

@@ -1479,11 +1479,11 @@ TEST_F(trace_test, advise_prints_its_advice_in_text_and_json_and_refuses_bad_inp
         "\"sizeof_before\": 24, \"sizeof_after\": 72", "\"options\": [",
         "\"evidence\": ", "\"site\": {\"rank\": 1, \"function\": \"objects::growth(long)\""})
     EXPECT_TRUE(contains(json.out, key)) << key;
-  // Usage errors: 1; a file that is not a trace: 2, with the reason.
-  EXPECT_EQ(run_command({lowalloc_cli, "advise"}, d).status, 1);
+  // Usage errors and a file that is not a trace: 2, the latter with the reason.
+  EXPECT_EQ(run_command({lowalloc_cli, "advise"}, d).status, 2);
   EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--format", "xml"}, d).status,
-            1);
-  EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--top", "0"}, d).status, 1);
+            2);
+  EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--top", "0"}, d).status, 2);
   command_result foreign = run_command({lowalloc_cli, "advise", "/bin/true"}, d);
   EXPECT_EQ(foreign.status, 2);
   EXPECT_TRUE(contains(foreign.err, "not a lowalloc trace")) << foreign.err;
