@@ -2,6 +2,8 @@
      exit     returns 0 (the trace compresses badly: the write-failure test fills a file limit)
      segv     a write through NULL
      abort    abort()
+     double_free  frees a block twice: the C library finds it and aborts inside free, while
+              the recorder's hook is running
      handler  installs its own SIGSEGV handler, which prints "handled" and _exit(7)s, then
               writes through NULL
      thread   a second thread makes argv[3] allocations and waits; then the main thread writes
@@ -50,6 +52,12 @@ int main(int argc, char** argv) {
   }
   if (strcmp(end, "segv") == 0) crash();
   if (strcmp(end, "abort") == 0) abort();
+  if (strcmp(end, "double_free") == 0) {
+    void* p = malloc(24);
+    escape(p);
+    free(p);
+    free(p);
+  }
   if (strcmp(end, "handler") == 0) {
     signal(SIGSEGV, on_segv);
     crash();
