@@ -52,8 +52,8 @@ class run_failures : public ::testing::Test {
   }
 
   // A directory no file can be created in, and the reason creating one fails: a read-only bind
-  // mount when we may mount (as root; chmod does not stop root), else a directory of mode 0555.
-  // Empty when neither works here.
+  // mount when we may mount (as root; chmod does not stop root), else a directory of mode 0555,
+  // else (root without the right to mount) /sys, which refuses new files. Empty when none works.
   std::string read_only_dir(fs::path& d) {
     d = dir_ / "ro";
     fs::create_directory(d);
@@ -62,9 +62,19 @@ class run_failures : public ::testing::Test {
       if (mount(nullptr, d.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0)
         return std::strerror(EROFS);
     }
-    if (geteuid() == 0) return {};
-    fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec);
-    return std::strerror(EACCES);
+    if (geteuid() != 0) {
+      fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec);
+      return std::strerror(EACCES);
+    }
+    d = "/sys";
+    const fs::path probe = d / "lowalloc-probe.trace";
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      unlink(probe.c_str());
+      return {};
+    }
+    return std::strerror(errno);
   }
 
   // `lowalloc run -o OUTPUT -- touch MARKER`.
