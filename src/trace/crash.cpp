@@ -100,9 +100,8 @@ void write_crash(int sig, void* context) {
   const bool usable = t != nullptr && !(guard && in_recorder_code(context));
   bool late = false;
   bool written = false;
-  std::size_t n = 0;
-  std::uint64_t flags = 0;
-  std::uint64_t allocations = 0;
+  std::size_t others = 0;  // threads other than this one with unwritten blocks
+  std::uint64_t others_allocations = 0;
   if (crash_take_file(t, deadline, &late)) {
     if (usable && t->pos != 0) {
       write_addresses(t);
@@ -110,14 +109,13 @@ void write_crash(int sig, void* context) {
       t->pos = 0;
     }
     written = usable;
-    if (!unwritten_threads(t, listed, max_listed - 1, &n, deadline))
+    std::uint64_t flags = 0;
+    if (!unwritten_threads(t, listed, max_listed - 1, &others, deadline))
       flags |= fmt::crash_flag_more_threads;
-    for (std::size_t i = 0; i < n; ++i) allocations += listed[i].allocations;
-    if (t != nullptr && !usable) {
-      // The crashing thread's own block is lost too.
+    for (std::size_t i = 0; i < others; ++i) others_allocations += listed[i].allocations;
+    std::size_t n = others;
+    if (t != nullptr && !usable)  // the crashing thread's own block is lost too
       listed[n++] = fmt::crash_thread{tid, t->alloc_ordinal, block_event_bytes(t)};
-      allocations += t->alloc_ordinal;
-    }
     if (written) flags |= fmt::crash_flag_thread_written;
     if (late) flags |= fmt::crash_flag_writer_late;
     // The CRASH block: in the crashing thread's stream after its last block, or in a new one.
@@ -136,13 +134,9 @@ void write_crash(int sig, void* context) {
     for (std::size_t i = 0; i < n; ++i) p = fmt::encode(p, listed[i]);
     crash_write_block(crash_buffer, static_cast<std::size_t>(p - crash_buffer), stream);
     crash_release_file();
-  } else {
-    n = 0;  // nothing written: the trace ends as a killed process's does
   }
-  // Threads with unwritten blocks other than the crashing one.
-  const std::size_t others = t != nullptr && !usable && n != 0 ? n - 1 : n;
-  manifest_crash(sig, tid, allocations - (t != nullptr && !usable ? t->alloc_ordinal : 0), others,
-                 written);
+  // Nothing written when the file's lock was not free: the trace ends as a killed process's.
+  manifest_crash(sig, tid, others_allocations, others, written);
   tls_guard = guard;
 }
 
