@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace lowalloc::analyze {
@@ -33,6 +34,7 @@ class accounting final : public event_sink {
   void on_process(const process_info& p) override;
   void on_lost(std::uint64_t count) override { lost_events += count; }
   void on_end(std::uint32_t thread, bool exec, std::string_view exec_path) override;
+  void on_crash(std::uint32_t, const crash_info& c) override { crash = c; }
   void on_stack(std::uint32_t stack) override;
   void on_alloc(const alloc_event& e) override;
   void on_free(const free_event& e) override;
@@ -71,6 +73,7 @@ class accounting final : public event_sink {
   std::uint64_t lost_events = 0;
   bool complete = false;  // END or EXEC seen
   std::string exec_path;
+  std::optional<crash_info> crash;
   histogram sizes;
 
  private:

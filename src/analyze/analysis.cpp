@@ -27,6 +27,7 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.run_time_seconds = merge.run_time_seconds();
   a.complete = acc.complete;
   a.exec_path = std::move(acc.exec_path);
+  a.crash = std::move(acc.crash);
   a.sizes = acc.sizes;
   build_stacks(merge.stacks(), merge.modules(), acc, opts, a);
   return a;

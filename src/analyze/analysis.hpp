@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct analysis {
   double run_time_seconds = 0;        // first to last timestamp
   bool complete = false;              // END or EXEC seen (the process was not killed)
   std::string exec_path;              // set if the image ended by exec (EXEC record)
+  std::optional<crash_info> crash;    // set if the recorder's crash handler wrote CRASH
   std::string truncation;             // why reading stopped early, empty if it did not
   histogram sizes;
 

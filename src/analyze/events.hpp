@@ -94,7 +94,7 @@ struct module_event {
 };
 
 /// An analysis of the event stream. Every handler has an empty default. The records that are
-/// not events of the merge (TIME, PROCESS, THREAD, LOST, END, EXEC) reach the sinks as their
+/// not events of the merge (TIME, PROCESS, THREAD, LOST, END, EXEC, CRASH) reach the sinks as their
 /// stream is decoded, which need not be time order across streams.
 class event_sink {
  public:
@@ -109,6 +109,8 @@ class event_sink {
   virtual void on_lost(std::uint64_t /*count*/) {}
   /// END, or EXEC with the path of the new image (empty for END).
   virtual void on_end(std::uint32_t /*thread*/, bool /*exec*/, std::string_view /*exec_path*/) {}
+  /// CRASH: the process was killed by a signal after the recorder's crash handler wrote it.
+  virtual void on_crash(std::uint32_t /*thread*/, const crash_info&) {}
 
   virtual void on_module(const module_event&) {}
   virtual void on_unmodule(const module_event&) {}

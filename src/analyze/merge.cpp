@@ -506,6 +506,22 @@ struct decode_visitor {
     for (event_sink* sink : m.sinks_) sink->on_end(s.index, true, r.path);
   }
 
+  template <class Items>
+  void operator()(const fmt::crash_record& r, Items& entries) {
+    m.tick(s, r.dt);
+    crash_info c;
+    c.signal = static_cast<int>(r.signal);
+    c.tid = r.tid;
+    c.thread_written = (r.flags & fmt::crash_flag_thread_written) != 0;
+    c.writer_late = (r.flags & fmt::crash_flag_writer_late) != 0;
+    c.more_threads = (r.flags & fmt::crash_flag_more_threads) != 0;
+    while (entries.left() != 0) {
+      const fmt::crash_thread e = entries.next();
+      c.unwritten.push_back(crash_info::thread{e.tid, e.allocations, e.bytes});
+    }
+    for (event_sink* sink : m.sinks_) sink->on_crash(s.index, c);
+  }
+
   void operator()(const fmt::alloc_record& r) {
     m.tick(s, r.dt);
     s.alloc_kind = static_cast<std::uint8_t>(r.kind);

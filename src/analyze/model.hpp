@@ -193,6 +193,46 @@ struct process_info {
   std::vector<std::string> argv;
 };
 
+/// A crash the recorder's handler saw (a CRASH record): the signal, the thread that raised it,
+/// and the threads whose last block was not written.
+struct crash_info {
+  struct thread {
+    std::uint64_t tid = 0;
+    std::uint64_t allocations = 0;  // ALLOC records in its unwritten block
+    std::uint64_t bytes = 0;        // bytes of events in it
+  };
+  int signal = 0;
+  std::uint64_t tid = 0;
+  bool thread_written = false;  // the crashing thread's last events are in the trace
+  bool writer_late = false;     // blocks handed over before the crash may be missing too
+  bool more_threads = false;    // more threads had unwritten blocks than are listed
+  std::vector<thread> unwritten;
+
+  /// "SIGSEGV" and the like; "signal N" for a number without a name here.
+  std::string signal_name() const {
+    switch (signal) {
+      case 4:
+        return "SIGILL";
+      case 6:
+        return "SIGABRT";
+      case 7:
+        return "SIGBUS";
+      case 8:
+        return "SIGFPE";
+      case 11:
+        return "SIGSEGV";
+      default:
+        return "signal " + std::to_string(signal);
+    }
+  }
+  /// At most how many frees an unwritten block of `t` held: the bytes its allocations do not
+  /// take, at 4 bytes at least per ALLOC and 3 per free.
+  static std::uint64_t max_frees(const thread& t) {
+    const std::uint64_t alloc_bytes = 4 * t.allocations;
+    return t.bytes > alloc_bytes ? (t.bytes - alloc_bytes) / 3 : 0;
+  }
+};
+
 }  // namespace lowalloc::analyze
 
 #endif

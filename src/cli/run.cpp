@@ -39,7 +39,9 @@ constexpr const char* run_usage =
     "Runs PROGRAM with every heap allocation recorded (malloc, calloc, realloc, the aligned\n"
     "forms, and operator new/delete through them), with its call stack, into a trace file.\n"
     "The exit status is PROGRAM's (128+N if a signal N ended it); 125 if lowalloc run\n"
-    "itself fails, 126 if PROGRAM cannot be executed, 127 if it is not found.\n"
+    "itself fails (bad options, no recorder, a trace path that cannot be written) or the\n"
+    "trace could not be written completely; 126 if PROGRAM cannot be executed, 127 if it is\n"
+    "not found.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE  write the trace to FILE (default: lowalloc.PROGRAM.PID.trace)\n"
@@ -158,6 +160,41 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+std::string directory_of(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? std::string(1, '/') : path.substr(0, slash);
+}
+
+// Empty if the recorder will be able to write a trace at `path`; otherwise why not. Opens it as
+// the recorder will (an existing file is not truncated here, a new one is removed again) and
+// writes nothing to it: /dev/full and its kind refuse even that.
+std::string check_output(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "it is a directory";
+    if (S_ISFIFO(st.st_mode)) return {};  // opening it would wait for a reader
+    int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return std::strerror(errno);
+    std::string why;
+    if (write(fd, "", 0) < 0) why = std::strerror(errno);
+    close(fd);
+    return why;
+  }
+  if (errno != ENOENT) return std::strerror(errno);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno != ENOENT) return std::strerror(errno);
+    std::string why = "the directory ";
+    why += directory_of(path);
+    why += " does not exist";
+    return why;
+  }
+  close(fd);
+  unlink(path.c_str());
+  return {};
+}
+
 volatile sig_atomic_t child_pid = 0;
 
 void forward_signal(int sig) {
@@ -238,6 +275,28 @@ int run_main(int argc, char** argv) {
                  "%s/../lib/; set LOWALLOC_TRACE_LIBRARY to its path)\n",
                  self_directory().c_str(), LOWALLOC_TRACE_LIBRARY_RELATIVE,
                  self_directory().c_str());
+    return exit_failure;
+  }
+
+  // The trace must be writable before PROGRAM runs: a program run untraced is a wasted run.
+  if (opt.output.empty()) {
+    // The default name holds PROGRAM's pid, not known yet: try the same name with ours.
+    std::string probe = "lowalloc.";
+    probe += base_name(program);
+    probe += ".";
+    probe += std::to_string(getpid());
+    probe += ".trace";
+    if (std::string why = check_output(probe); !why.empty()) {
+      char cwd[4096];
+      std::fprintf(stderr,
+                   "lowalloc run: cannot write the trace in the working directory %s: %s; "
+                   "name a writable file with -o FILE (%s was not run)\n",
+                   getcwd(cwd, sizeof cwd) != nullptr ? cwd : ".", why.c_str(), opt.program[0]);
+      return exit_failure;
+    }
+  } else if (std::string why = check_output(opt.output); !why.empty()) {
+    std::fprintf(stderr, "lowalloc run: cannot write the trace to %s: %s (%s was not run)\n",
+                 opt.output.c_str(), why.c_str(), opt.program[0]);
     return exit_failure;
   }
 
@@ -333,33 +392,87 @@ int run_main(int argc, char** argv) {
     return exec_errno == ENOENT ? exit_not_found : exit_cannot_run;
   }
 
-  // What the recorder wrote: "file PATH" per trace file, "error TEXT" per failure.
+  // What the recorder wrote: "file PATH" per trace file, "error TEXT" per failure (already
+  // printed by the recorder), "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN" when a crash
+  // handler ran (recorder's crash.cpp).
   std::vector<std::string> files;
   bool recorder_error = false;
+  struct crash_line {
+    bool seen = false;
+    unsigned long long allocations = 0;  // in the unwritten blocks of other threads
+    unsigned long long threads = 0;      // how many threads had unwritten blocks
+    int written = 0;                     // 1: the crashing thread's events were written
+  } crash;
   {
     std::ifstream in(manifest);
     std::string line;
     while (std::getline(in, line)) {
       if (line.rfind("file ", 0) == 0) files.push_back(line.substr(5));
-      if (line.rfind("error ", 0) == 0) recorder_error = true;  // already printed by the recorder
+      if (line.rfind("error ", 0) == 0) recorder_error = true;
+      if (line.rfind("crash ", 0) == 0) {
+        long long crash_pid = 0;
+        int sig = 0;
+        unsigned long long tid = 0;
+        crash_line c;
+        if (std::sscanf(line.c_str() + 6, "%lld %d %llu %llu %llu %d", &crash_pid, &sig, &tid,
+                        &c.allocations, &c.threads, &c.written) == 6 &&
+            crash_pid == pid) {
+          c.seen = true;
+          crash = c;
+        }
+      }
     }
   }
   unlink(manifest);
 
   int exit_status;
+  std::string program_status;  // "exited with status N" or "was killed by signal N (NAME)"
   if (wait_errno != 0) {
     std::fprintf(stderr, "lowalloc run: cannot wait for %s: %s\n", opt.program[0],
                  std::strerror(wait_errno));
     exit_status = exit_failure;
+    program_status = "could not be waited for";
   } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    std::fprintf(stderr,
-                 "lowalloc run: %s was killed by signal %d (%s); the trace reads up to its last "
-                 "complete block\n",
-                 opt.program[0], sig, signal_name(sig));
     exit_status = 128 + sig;
+    program_status = "was killed by signal ";
+    program_status += std::to_string(sig);
+    program_status += " (";
+    program_status += signal_name(sig);
+    program_status += ")";
+    // What the trace holds of its end, as far as the recorder's manifest tells.
+    std::string what;
+    if (files.empty()) {
+      what = "no trace was written";
+    } else if (!crash.seen) {
+      what =
+          "the recorder could not write the events of each thread's last block (up to 64 KiB "
+          "of events per thread are missing from ";
+      what += files.front();
+      what += ")";
+    } else {
+      what = crash.written != 0 ? "the recorder wrote the crashing thread's last events"
+                                : "the recorder could not write the crashing thread's last events";
+      if (crash.threads == 0) {
+        what += crash.written != 0 ? "; no event is missing" : "";
+      } else {
+        what += "; up to ";
+        what += std::to_string(crash.allocations);
+        what += crash.allocations == 1 ? " allocation" : " allocations";
+        what += " (and the frees among them) of ";
+        what += std::to_string(crash.threads);
+        what += crash.threads == 1 ? " other thread were" : " other threads were";
+        what += " not written (lowalloc report ";
+        what += files.front();
+        what += " names them)";
+      }
+    }
+    std::fprintf(stderr, "lowalloc run: %s %s; %s\n", opt.program[0], program_status.c_str(),
+                 what.c_str());
   } else {
     exit_status = WEXITSTATUS(status);
+    program_status = "exited with status ";
+    program_status += std::to_string(exit_status);
   }
   if (files.empty()) {
     if (!recorder_error)
@@ -376,6 +489,14 @@ int run_main(int argc, char** argv) {
                    "lowalloc run: %s is a script: its interpreter was traced; programs it starts "
                    "with exec are traced only with --follow-exec\n",
                    opt.program[0]);
+  }
+  if (recorder_error && wait_errno == 0) {
+    // The trace is incomplete whatever PROGRAM did: our own failure, as env(1) reports one.
+    std::fprintf(stderr,
+                 "lowalloc run: the trace could not be written completely (the recorder's message "
+                 "is above); %s %s; exiting with status %d\n",
+                 opt.program[0], program_status.c_str(), exit_failure);
+    return exit_failure;
   }
   return exit_status;
 }

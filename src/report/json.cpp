@@ -234,6 +234,24 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
   out << "]}";
 }
 
+// "crash": the CRASH record, when the recorder's crash handler wrote one (the key is absent
+// otherwise).
+void write_json_crash(std::ostream& out, const analyze::crash_info& c) {
+  out << "  \"crash\": {\"signal\": " << c.signal
+      << ", \"signal_name\": " << json_string(c.signal_name()) << ", \"thread\": " << c.tid
+      << ", \"thread_written\": " << (c.thread_written ? "true" : "false")
+      << ", \"writer_late\": " << (c.writer_late ? "true" : "false")
+      << ", \"more_threads\": " << (c.more_threads ? "true" : "false") << ", \"unwritten\": [";
+  for (std::size_t i = 0; i < c.unwritten.size(); ++i) {
+    const analyze::crash_info::thread& t = c.unwritten[i];
+    out << (i == 0 ? "" : ", ") << "{\"thread\": " << t.tid
+        << ", \"allocations\": " << t.allocations
+        << ", \"max_frees\": " << analyze::crash_info::max_frees(t) << ", \"bytes\": " << t.bytes
+        << "}";
+  }
+  out << "]},\n";
+}
+
 }  // namespace
 
 void write_json(std::ostream& out, const analysis& a, const report_options& ro) {
@@ -250,6 +268,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"complete\": " << (a.complete ? "true" : "false") << ",\n";
   out << "  \"truncation\": " << (a.truncation.empty() ? "null" : json_string(a.truncation))
       << ",\n";
+  if (a.crash) write_json_crash(out, *a.crash);
   out << "  \"run_time_seconds\": " << fixed(a.run_time_seconds, 9) << ",\n";
   out << "  \"allocations\": " << t.allocations << ",\n";
   out << "  \"frees\": " << t.frees << ",\n";

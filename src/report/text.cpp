@@ -14,6 +14,35 @@ namespace {
 
 using analyze::process_info;
 
+// The crash the recorder's handler saw (a CRASH record) and what it could not write.
+void write_crash(std::ostream& out, const analyze::crash_info& c) {
+  out << "\nthe program was killed by signal " << c.signal << " (" << c.signal_name()
+      << ") in thread " << c.tid;
+  if (c.unwritten.empty() && !c.more_threads) {
+    out << "; no event is missing: the recorder wrote every thread's events up to the crash";
+  } else {
+    std::uint64_t allocations = 0, frees = 0;
+    std::string threads;
+    for (const analyze::crash_info::thread& t : c.unwritten) {
+      allocations += t.allocations;
+      frees += analyze::crash_info::max_frees(t);
+      if (!threads.empty()) threads += ", ";
+      threads += std::to_string(t.tid);
+    }
+    out << "; the last events of thread" << (c.unwritten.size() == 1 ? " " : "s ") << threads
+        << (c.more_threads ? " and more" : "") << " were not written: up to "
+        << thousands(allocations + frees) << " events (" << thousands(allocations)
+        << (allocations == 1 ? " allocation" : " allocations") << " and up to " << thousands(frees)
+        << (frees == 1 ? " free" : " frees") << ")";
+  }
+  out << '\n';
+  if (!c.thread_written)
+    out << "the crashing thread's last events were not written (it crashed inside the "
+           "recorder)\n";
+  if (c.writer_late)
+    out << "blocks handed to the recorder's writer before the crash may be missing too\n";
+}
+
 void write_site_sizes(std::ostream& out, const site& s) {
   std::vector<std::pair<std::uint64_t, std::size_t>> top;
   for (const auto& b : s.sizes.buckets) top.emplace_back(b.count, b.bucket);
@@ -231,7 +260,8 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (!a.exec_path.empty())
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";
-  if (!a.complete && a.truncation.empty())
+  if (a.crash) write_crash(out, *a.crash);
+  if (!a.complete && a.truncation.empty() && !a.crash)
     out << "\nthe process did not finish (killed or crashed): counts are up to the last block "
            "written\n";
   if (!a.truncation.empty())

@@ -136,8 +136,9 @@ void write_addresses(thread_state* t) {
 }
 
 void write_thread_record(thread_state* t) {
+  t->tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   unsigned char* p = ensure_space(t, 16);
-  commit(t, fmt::encode(p, fmt::thread_record{static_cast<std::uint64_t>(syscall(SYS_gettid))}));
+  commit(t, fmt::encode(p, fmt::thread_record{t->tid}));
 }
 
 // Linear-probing deletion by backward shift: no tombstones, so lookups stay short.

@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 2: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 3: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,8 +8,8 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 2;
-// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT.
+inline constexpr std::uint16_t version = 3;
+// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH.
 inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
 
@@ -37,6 +37,7 @@ enum tag : std::uint8_t {
   tag_exec = 0x1D,
   tag_free_kept = 0x1E,
   tag_kept = 0x1F,
+  tag_crash = 0x20,
 };
 
 enum alloc_kind : std::uint8_t {
@@ -52,6 +53,11 @@ enum alloc_kind : std::uint8_t {
 
 inline constexpr std::uint64_t process_flag_fork_child = 1;
 inline constexpr std::uint64_t process_flag_exec = 2;
+
+// CRASH flags.
+inline constexpr std::uint64_t crash_flag_thread_written = 1;  // the crashing thread's last events
+inline constexpr std::uint64_t crash_flag_writer_late = 2;     // blocks handed over may be missing
+inline constexpr std::uint64_t crash_flag_more_threads = 4;    // more threads than listed
 
 }  // namespace lowalloc::trace_format
 

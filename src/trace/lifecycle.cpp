@@ -5,6 +5,7 @@
 #include "trace/bootstrap.hpp"
 #include "trace/clock.hpp"
 #include "trace/config.hpp"
+#include "trace/crash.hpp"
 #include "trace/modules.hpp"
 #include "trace/sink.hpp"
 #include "trace/thread_state.hpp"
@@ -191,6 +192,7 @@ void start_recorder(int argc, char** argv) {
     write_module_records(t, true);
   }
   start_writer();
+  install_crash_handlers();
   tls_guard = false;
 }
 
@@ -250,6 +252,8 @@ void finish_process() {
   tracing.store(false, std::memory_order_relaxed);
   tls_guard = guard;
 }
+
+bool traced_process() { return getpid() == traced_pid; }
 
 void before_thread_start() {
   many_threads.store(true, std::memory_order_relaxed);

@@ -17,6 +17,9 @@ void finish_process();
 // blocks by ordinal from now on (thread_state.hpp, many_threads).
 void before_thread_start();
 
+// True in the process the recorder traces (not in a vfork child, which shares its memory).
+bool traced_process();
+
 // exec replaces the image: write this thread's events and an EXEC record first.
 void before_exec(const char* path);
 

@@ -14,10 +14,10 @@
 //     [[noreturn]] void fail(const char* what);  // a record that cannot be decoded
 //   };
 //
-// Records that hold a list (PROCESS, MODULE, STACK, STACK_SHARED, ADDRESSES, KEPT, LIVE) hand the
-// visitor their fixed fields and a cursor over the items, decoded as the visitor takes them, so
-// that a check on an item fails at that item's position; the items a visitor does not take are
-// skipped.
+// Records that hold a list (PROCESS, MODULE, STACK, STACK_SHARED, ADDRESSES, KEPT, LIVE, CRASH)
+// hand the visitor their fixed fields and a cursor over the items, decoded as the visitor takes
+// them, so that a check on an item fails at that item's position; the items a visitor does not take
+// are skipped.
 #ifndef LOWALLOC_SRC_TRACE_RECORDS_HPP
 #define LOWALLOC_SRC_TRACE_RECORDS_HPP
 
@@ -217,6 +217,25 @@ struct live_record {
 struct live_entry {
   std::uint64_t ordinal = 0;
   std::uint64_t addr = 0;
+};
+
+/// CRASH: the process is being killed by signal `signal`, raised in thread `tid`, and the
+/// recorder's crash handler wrote what it could (`flags`: crash_flag_*); then `threads` (tid,
+/// allocations, bytes) entries: the threads whose current block was not written, with its ALLOC
+/// records and its bytes of events.
+struct crash_record {
+  static constexpr std::uint8_t tag = tag_crash;
+  std::uint64_t dt = 0;
+  std::uint64_t signal = 0;
+  std::uint64_t tid = 0;
+  std::uint64_t flags = 0;
+  std::uint64_t threads = 0;
+};
+
+struct crash_thread {
+  std::uint64_t tid = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
 };
 
 // --- encoding ------------------------------------------------------------------------------------
@@ -419,6 +438,23 @@ inline unsigned char* encode(unsigned char* p, const exec_record& r,
   return put_string(p, r.path.data(), r.path.size(), path_cap);
 }
 
+/// The fixed fields; then `r.threads` encode(p, crash_thread) calls.
+inline unsigned char* encode(unsigned char* p, const crash_record& r) noexcept {
+  *p++ = crash_record::tag;
+  p = put_varint(p, r.dt);
+  p = put_varint(p, r.signal);
+  p = put_varint(p, r.tid);
+  p = put_varint(p, r.flags);
+  return put_varint(p, r.threads);
+}
+
+/// An entry of CRASH: at most 3 * max_varint_bytes.
+inline unsigned char* encode(unsigned char* p, const crash_thread& e) noexcept {
+  p = put_varint(p, e.tid);
+  p = put_varint(p, e.allocations);
+  return put_varint(p, e.bytes);
+}
+
 // --- decoding ------------------------------------------------------------------------------------
 
 /// What decoding carries from one record to the next within a block.
@@ -539,6 +575,21 @@ class item_cursor<Reader, live_entry> : public cursor_base<Reader> {
 
  private:
   live_entry e_;
+};
+
+/// CRASH: the threads whose current block was not written.
+template <class Reader>
+class item_cursor<Reader, crash_thread> : public cursor_base<Reader> {
+ public:
+  using cursor_base<Reader>::cursor_base;
+  crash_thread next() {
+    --this->left_;
+    crash_thread e;
+    e.tid = this->r_.varint();
+    e.allocations = this->r_.varint();
+    e.bytes = this->r_.varint();
+    return e;
+  }
 };
 
 namespace detail {
@@ -693,6 +744,18 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       rec.dt = r.varint();
       rec.path = r.string();
       visit(rec);
+      break;
+    }
+    case tag_crash: {
+      crash_record rec;
+      rec.dt = r.varint();
+      rec.signal = r.varint();
+      rec.tid = r.varint();
+      rec.flags = r.varint();
+      rec.threads = r.count(3);
+      item_cursor<Reader, crash_thread> entries(r, rec.threads);
+      visit(rec, entries);
+      detail::skip_rest(entries);
       break;
     }
     default: {

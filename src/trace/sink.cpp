@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -266,6 +267,66 @@ void wait_for_buffers(thread_state* t) {
   while (t->busy[0] || t->busy[1]) pthread_cond_wait(&writer_done, &writer_mutex);
   pthread_mutex_unlock(&writer_mutex);
 }
+
+bool crash_take_file(thread_state* t, std::uint64_t deadline_ns, bool* late) {
+  // The writer takes blocks in order, one at a time: once it has taken the block after the last
+  // one handed over before now, or is idle past it, those are in the file.
+  if (writer_running) {
+    const std::size_t tail = __atomic_load_n(&queue_tail, __ATOMIC_ACQUIRE);
+    for (;;) {
+      const std::size_t head = __atomic_load_n(&queue_head, __ATOMIC_ACQUIRE);
+      const bool written =
+          head > tail || (head == tail && __atomic_load_n(&writing, __ATOMIC_ACQUIRE) == 0);
+      const bool mine_free = t == nullptr || (!__atomic_load_n(&t->busy[0], __ATOMIC_ACQUIRE) &&
+                                              !__atomic_load_n(&t->busy[1], __ATOMIC_ACQUIRE));
+      if (written && mine_free) break;
+      if (monotonic_ns() > deadline_ns) {
+        *late = true;
+        break;
+      }
+      sched_yield();
+    }
+  }
+  while (pthread_mutex_trylock(&file_mutex) != 0) {
+    if (monotonic_ns() > deadline_ns) return false;
+    sched_yield();
+  }
+  return true;
+}
+
+void crash_write_block(const unsigned char* data, std::size_t size, std::uint32_t stream) {
+  if (file_pending && tracing.load(std::memory_order_relaxed)) {
+    file_pending = false;
+    open_trace_file();
+  }
+  if (trace_fd < 0) return;
+  // A zstd frame (RFC 8878): magic, a descriptor for a single segment with a 4-byte content
+  // size, then raw blocks of at most 128 KiB, each under a 3-byte header.
+  constexpr std::size_t max_raw = 128 * 1024;
+  const std::size_t pieces = size == 0 ? 1 : (size + max_raw - 1) / max_raw;
+  const std::size_t frame = 9 + pieces * 3 + size;
+  unsigned char head[fmt::block_header_size + 9];
+  put_u32(head, fmt::block_magic);
+  put_u32(head + 4, static_cast<std::uint32_t>(frame));
+  put_u32(head + 8, static_cast<std::uint32_t>(size));
+  put_u32(head + 12, stream);
+  put_u32(head + 16, 0xFD2FB528u);
+  head[20] = 0xA0;  // content size in 4 bytes, single segment, no checksum, no dictionary
+  put_u32(head + 21, static_cast<std::uint32_t>(size));
+  if (!write_bytes(head, sizeof head)) return;
+  std::size_t done = 0;
+  for (std::size_t k = 0; k < pieces; ++k) {
+    const std::size_t n = size - done < max_raw ? size - done : max_raw;
+    const std::uint32_t block = (k + 1 == pieces ? 1u : 0u) | static_cast<std::uint32_t>(n) << 3;
+    const unsigned char block_header[3] = {static_cast<unsigned char>(block),
+                                           static_cast<unsigned char>(block >> 8),
+                                           static_cast<unsigned char>(block >> 16)};
+    if (!write_bytes(block_header, 3) || (n != 0 && !write_bytes(data + done, n))) return;
+    done += n;
+  }
+}
+
+void crash_release_file() { pthread_mutex_unlock(&file_mutex); }
 
 // Lock order: module_mutex (modules.cpp), writer_mutex, file_mutex (the writer never holds the
 // last two at once).

@@ -5,6 +5,9 @@
 #ifndef LOWALLOC_SRC_TRACE_SINK_HPP
 #define LOWALLOC_SRC_TRACE_SINK_HPP
 
+#include <cstddef>
+#include <cstdint>
+
 #pragma GCC visibility push(hidden)
 
 namespace lowalloc::trace {
@@ -37,6 +40,17 @@ void wait_for_buffers(thread_state* t);
 
 // Waits until every block handed over is in the file.
 void drain_writer();
+
+// From the crash handler (crash.cpp), async-signal-safe and bounded by `deadline_ns`
+// (monotonic_ns()): waits until the blocks handed to the writer before the call are written and
+// neither of `t`'s buffers (t may be null) is with the writer, then takes the file's lock without
+// blocking. False if the lock was not free by the deadline; `late` is set when the writer had not
+// written the earlier blocks by then.
+bool crash_take_file(thread_state* t, std::uint64_t deadline_ns, bool* late);
+// With the lock taken: appends `size` raw bytes as a block of `stream`, stored uncompressed (a
+// zstd frame of raw blocks: zstd's context may be in use, and it allocates).
+void crash_write_block(const unsigned char* data, std::size_t size, std::uint32_t stream);
+void crash_release_file();
 
 // Around fork: the sink's locks are held across it; the child gets fresh ones, no writer thread
 // (it compresses in its own threads) and, if it is traced, a file of its own.

@@ -228,6 +228,38 @@ void close_other_threads(thread_state* self) {
   // a program's threads after it has exited: not lost, not recorded.
 }
 
+std::size_t block_event_bytes(const thread_state* t) {
+  const std::size_t pos = t->pos;
+  if (pos == 0 || t->buffer[0] != fmt::tag_time) return pos;
+  std::size_t at = 1;
+  for (int field = 0; field < 2; ++field)  // TIME's ticks and ns
+    while (at < pos && (t->buffer[at++] & 0x80) != 0) {
+    }
+  return pos > at ? pos - at : 0;
+}
+
+bool unwritten_threads(const thread_state* self, fmt::crash_thread* out, std::size_t cap,
+                       std::size_t* listed, std::uint64_t deadline_ns) {
+  *listed = 0;
+  while (pthread_mutex_trylock(&live_mutex) != 0) {
+    if (monotonic_ns() > deadline_ns) return false;
+    sched_yield();
+  }
+  bool whole = true;
+  for (const thread_state* t = live_head; t != nullptr; t = t->next_live) {
+    if (t == self) continue;
+    const std::size_t bytes = block_event_bytes(t);
+    if (bytes == 0) continue;
+    if (*listed == cap) {
+      whole = false;
+      break;
+    }
+    out[(*listed)++] = fmt::crash_thread{t->tid, t->alloc_ordinal, bytes};
+  }
+  pthread_mutex_unlock(&live_mutex);
+  return whole;
+}
+
 // Lock order: module_mutex, live_mutex, then the sink's.
 void live_fork_prepare() { pthread_mutex_lock(&live_mutex); }
 

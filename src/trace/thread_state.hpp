@@ -64,6 +64,7 @@ struct thread_state {
   bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
   std::uint32_t generation;
+  std::uint64_t tid;        // of the THREAD record
   std::uintptr_t stack_lo;  // the mapping of the thread's own stack; [lo, hi) is readable
   std::uintptr_t stack_hi;
   std::uintptr_t other_lo[4];  // other stacks it ran on (fibers, sigaltstack), round robin
@@ -101,6 +102,16 @@ void release_thread_state(thread_state* t);
 // running (each once it is outside an event, waiting at most a second, else its block counts as
 // lost) and hands them to the writer. Their later events come after the trace's end.
 void close_other_threads(thread_state* self);
+
+// From the crash handler: up to `cap` of the threads other than `self` whose current block holds
+// events, into `out` (tid, ALLOC records, bytes of events after the block's TIME), and the sums
+// over all of them. Takes the list's lock without blocking; false when it was not free by
+// `deadline_ns` or there were more than `cap` (the list is then incomplete).
+bool unwritten_threads(const thread_state* self, trace_format::crash_thread* out, std::size_t cap,
+                       std::size_t* listed, std::uint64_t deadline_ns);
+
+// The bytes of events in `t`'s current block after the TIME record that opens it.
+std::size_t block_event_bytes(const thread_state* t);
 
 // The process has another thread now, or is about to: the kept allocations' addresses are
 // written (LIVE) and later frees of them carry their address.

@@ -586,6 +586,30 @@ TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
   EXPECT_TRUE(a.truncation.empty());
 }
 
+TEST(Analyze, CrashRecordSaysWhichSignalWhichThreadAndWhatWasNotWritten) {
+  trace_writer w;
+  w.block(1, 0).thread(100).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();
+  EXPECT_FALSE(run(w).crash.has_value());
+  w.block(1, 2)
+      .crash(3, 11, 100, lowalloc::trace_format::crash_flag_thread_written, {{101, 7, 90}})
+      .end_block();
+  const analysis a = run(w);
+  EXPECT_FALSE(a.complete) << "a crash is not a normal end";
+  ASSERT_TRUE(a.crash.has_value());
+  EXPECT_EQ(a.crash->signal, 11);
+  EXPECT_EQ(a.crash->signal_name(), "SIGSEGV");
+  EXPECT_EQ(a.crash->tid, 100u);
+  EXPECT_TRUE(a.crash->thread_written);
+  EXPECT_FALSE(a.crash->writer_late);
+  EXPECT_FALSE(a.crash->more_threads);
+  ASSERT_EQ(a.crash->unwritten.size(), 1u);
+  EXPECT_EQ(a.crash->unwritten[0].tid, 101u);
+  EXPECT_EQ(a.crash->unwritten[0].allocations, 7u);
+  EXPECT_EQ(a.crash->unwritten[0].bytes, 90u);
+  EXPECT_EQ(lowalloc::analyze::crash_info::max_frees(a.crash->unwritten[0]), (90u - 28u) / 3u);
+  EXPECT_EQ(a.totals.allocations, 1u);
+}
+
 TEST(Analyze, ModulesMapAddressesAtTheStacksTime) {
   trace_writer w;
   w.block(1, 0);

@@ -62,10 +62,10 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(3);
+  trace_writer w(4);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 3; this lowalloc reads versions 1 to 2"));
+  EXPECT_TRUE(contains(m, "trace format version 4; this lowalloc reads versions 1 to 3"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));

@@ -324,6 +324,26 @@ class trace_writer {
     put_varint(payload_, dt(t));
     return *this;
   }
+  /// CRASH: signal `signal` in thread `tid`, with `flags`, and the (tid, allocations, bytes) of
+  /// the threads whose block was not written.
+  struct crash_entry {
+    std::uint64_t tid, allocations, bytes;
+  };
+  trace_writer& crash(std::uint64_t t, std::uint64_t signal, std::uint64_t tid, std::uint64_t flags,
+                      const std::vector<crash_entry>& threads) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_crash);
+    put_varint(payload_, dt(t));
+    put_varint(payload_, signal);
+    put_varint(payload_, tid);
+    put_varint(payload_, flags);
+    put_varint(payload_, threads.size());
+    for (const crash_entry& e : threads) {
+      put_varint(payload_, e.tid);
+      put_varint(payload_, e.allocations);
+      put_varint(payload_, e.bytes);
+    }
+    return *this;
+  }
   /// Arbitrary bytes into the payload (damaged records).
   trace_writer& raw(const bytes& b) {
     payload_ += b;

@@ -1,0 +1,354 @@
+// Failures that tell the truth: `lowalloc run` refuses a trace path it cannot write before the
+// program starts, reports a trace the recorder could not write completely (exit status 125 with
+// the program's own status in the message), and a crashing program's trace keeps the crashing
+// thread's events and says, in a CRASH record, what the other threads' unwritten blocks held.
+#include "analyze/analysis.hpp"
+
+#include "command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace analyze = lowalloc::analyze;
+using lowalloc::test::command_result;
+using lowalloc::test::contains;
+using lowalloc::test::program;
+using lowalloc::test::run_command;
+
+const std::string lowalloc_cli = LOWALLOC_TEST_CLI;
+const std::string not_a_recorder = LOWALLOC_TEST_DLOPEN_LIB;
+
+class run_failures : public ::testing::Test {
+ public:
+  void SetUp() override {
+    struct rlimit no_core = {0, 0};  // the crashing programs must not write core files
+    setrlimit(RLIMIT_CORE, &no_core);
+    std::string pattern = (fs::temp_directory_path() / "lowalloc-run-failures-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
+    dir_ = pattern;
+  }
+
+  void TearDown() override {
+    for (const fs::path& m : mounts_) umount2(m.c_str(), MNT_DETACH);
+    std::error_code ignored;
+    fs::permissions(dir_ / "ro", fs::perms::owner_all, ignored);
+    fs::remove_all(dir_, ignored);
+  }
+
+  // A directory no file can be created in, and the reason creating one fails: a read-only bind
+  // mount when we may mount (as root; chmod does not stop root), else a directory of mode 0555,
+  // else (root without the right to mount) /sys, which refuses new files. Empty when none works.
+  std::string read_only_dir(fs::path& d) {
+    d = dir_ / "ro";
+    fs::create_directory(d);
+    if (mount(d.c_str(), d.c_str(), nullptr, MS_BIND, nullptr) == 0) {
+      mounts_.push_back(d);
+      if (mount(nullptr, d.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0)
+        return std::strerror(EROFS);
+    }
+    if (geteuid() != 0) {
+      fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec);
+      return std::strerror(EACCES);
+    }
+    d = "/sys";
+    const fs::path probe = d / "lowalloc-probe.trace";
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      unlink(probe.c_str());
+      return {};
+    }
+    return std::strerror(errno);
+  }
+
+  // `lowalloc run -o OUTPUT -- touch MARKER`.
+  command_result run_touch(const std::string& output) {
+    return run_command(
+        {lowalloc_cli, "run", "-q", "-o", output, "--", "touch", (dir_ / "marker").string()}, dir_);
+  }
+
+  // `lowalloc run -q -o DIR/NAME.trace -- crash ARGS...`.
+  command_result run_crash(const std::string& name, const std::vector<std::string>& args) {
+    std::vector<std::string> command = {lowalloc_cli, "run",           "-q", "-o", trace(name),
+                                        "--",         program("crash")};
+    command.insert(command.end(), args.begin(), args.end());
+    return run_command(command, dir_);
+  }
+
+  std::string trace(const std::string& name) const { return (dir_ / (name + ".trace")).string(); }
+
+  static analyze::analysis read(const std::string& file) {
+    analyze::options opts;
+    opts.symbolize = false;
+    return analyze::analyze_file(file, opts);
+  }
+
+  fs::path dir_;
+  std::vector<fs::path> mounts_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// An output that cannot be written: exit 125, a message naming the path and the reason, and the
+// program never starts (touch would create the marker).
+
+TEST_F(run_failures, an_unwritable_output_is_refused_before_the_program_starts) {
+  struct refusal {
+    std::string output;
+    std::string reason;
+  };
+  std::vector<refusal> cases = {
+      {(dir_ / "no-such-dir" / "x.trace").string(),
+       "the directory " + (dir_ / "no-such-dir").string() + " does not exist"},
+      {dir_.string(), "it is a directory"},
+      {"/dev/full", std::strerror(ENOSPC)},
+  };
+  fs::path ro;
+  const std::string ro_reason = read_only_dir(ro);
+  if (!ro_reason.empty()) cases.push_back({(ro / "x.trace").string(), ro_reason});
+  for (const refusal& c : cases) {
+    SCOPED_TRACE(c.output);
+    const command_result r = run_touch(c.output);
+    EXPECT_EQ(r.status, 125) << r.err;
+    EXPECT_EQ(r.err, "lowalloc run: cannot write the trace to " + c.output + ": " + c.reason +
+                         " (touch was not run)\n");
+    EXPECT_FALSE(fs::exists(dir_ / "marker")) << "the program ran";
+  }
+  EXPECT_FALSE(ro_reason.empty()) << "no read-only directory could be made here";
+}
+
+TEST_F(run_failures, a_read_only_working_directory_is_refused_for_the_default_name) {
+  fs::path ro;
+  const std::string reason = read_only_dir(ro);
+  if (reason.empty()) GTEST_SKIP() << "no read-only directory can be made here";
+  const command_result r =
+      run_command({"/bin/sh", "-c", "cd \"$1\" && exec \"$0\" run -- touch \"$2\"", lowalloc_cli,
+                   ro.string(), (dir_ / "marker").string()},
+                  dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_EQ(r.err, "lowalloc run: cannot write the trace in the working directory " + ro.string() +
+                       ": " + reason + "; name a writable file with -o FILE (touch was not run)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "marker")) << "the program ran";
+}
+
+TEST_F(run_failures, a_writable_output_is_left_as_it_was_when_the_program_does_not_run) {
+  // The check creates a missing file and removes it again: a run refused later (here: the
+  // program is not found) leaves no empty trace behind.
+  const std::string output = (dir_ / "x.trace").string();
+  const command_result r = run_command(
+      {lowalloc_cli, "run", "-q", "-o", output, "--", (dir_ / "no-such-program").string()}, dir_);
+  EXPECT_EQ(r.status, 127) << r.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A write failure during the run: the recorder stops, and `lowalloc run` exits 125 though the
+// program succeeded, giving the program's own status.
+
+void expect_incomplete_trace(const command_result& r, const std::string& output,
+                             const std::string& reason, const std::string& program_status) {
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc: cannot write the trace to " + output + ": " + reason +
+                                  "; the program runs on untraced\n"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc run: the trace could not be written completely (the recorder's "
+                       "message is above); " +
+                           program("crash") + " " + program_status + "; exiting with status 125\n"))
+      << r.err;
+}
+
+TEST_F(run_failures, a_file_size_limit_reached_during_the_run_exits_125) {
+  // RLIMIT_FSIZE of 8 KiB: the header and the first blocks fit, the rest fail with EFBIG (the
+  // writer thread blocks SIGXFSZ, so the program is not killed by it).
+  for (const char* end : {"exit", "segv"}) {
+    SCOPED_TRACE(end);
+    const std::string output = trace(end);
+    const command_result r = run_command(
+        {"/bin/sh", "-c", "ulimit -f 16 && exec \"$0\" run -q -o \"$1\" -- \"$2\" 100000 \"$3\"",
+         lowalloc_cli, output, program("crash"), end},
+        dir_);
+    expect_incomplete_trace(r, output, std::strerror(EFBIG),
+                            end == std::string("exit")
+                                ? "exited with status 0"
+                                : "was killed by signal 11 (Segmentation fault)");
+    EXPECT_LE(fs::file_size(output), 8192u);
+  }
+}
+
+TEST_F(run_failures, a_full_file_system_during_the_run_exits_125) {
+  const fs::path small = dir_ / "small";
+  fs::create_directory(small);
+  if (mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  mounts_.push_back(small);
+  const std::string output = (small / "x.trace").string();
+  const command_result r = run_command(
+      {lowalloc_cli, "run", "-q", "-o", output, "--", program("crash"), "100000", "exit"}, dir_);
+  expect_incomplete_trace(r, output, std::strerror(ENOSPC), "exited with status 0");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Crashes: the crashing thread's events are written, the CRASH record says what was not, the
+// exit status is the signal's, and a handler of the program's own keeps its behaviour.
+
+constexpr long crash_allocations = 100018;
+
+// The allocations of `crash K END` minus those of `crash 0 END`: the program's own.
+struct crash_run {
+  command_result run;
+  analyze::analysis a;
+  std::uint64_t own_allocations = 0;
+};
+
+class crash_test : public run_failures {
+ protected:
+  crash_run crash(const std::string& end, int expected_status,
+                  const std::vector<std::string>& more = {}) {
+    crash_run c;
+    std::vector<std::string> args = {"0", end};
+    args.insert(args.end(), more.begin(), more.end());
+    const command_result baseline = run_crash("baseline", args);
+    EXPECT_EQ(baseline.status, expected_status) << baseline.err;
+    args[0] = std::to_string(crash_allocations);
+    c.run = run_crash("x", args);
+    EXPECT_EQ(c.run.status, expected_status) << c.run.err;
+    c.a = read(trace("x"));
+    c.own_allocations = c.a.totals.allocations - read(trace("baseline")).totals.allocations;
+    return c;
+  }
+
+  std::string report(const std::string& format) {
+    const command_result r =
+        run_command({lowalloc_cli, "report", "--format", format, "--top", "1", trace("x")}, dir_);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  }
+
+  void expect_whole_crash(const std::string& end, int sig, const std::string& name,
+                          const std::string& description) {
+    const crash_run c = crash(end, 128 + sig);
+    EXPECT_EQ(c.own_allocations, static_cast<std::uint64_t>(crash_allocations));
+    EXPECT_FALSE(c.a.complete);
+    EXPECT_EQ(c.a.truncation, "");
+    ASSERT_TRUE(c.a.crash.has_value());
+    EXPECT_EQ(c.a.crash->signal, sig);
+    EXPECT_EQ(c.a.crash->tid, c.a.process.pid) << "the main thread crashed";
+    EXPECT_TRUE(c.a.crash->thread_written);
+    EXPECT_TRUE(c.a.crash->unwritten.empty());
+    const std::string pid = std::to_string(c.a.process.pid);
+    EXPECT_TRUE(contains(report("text"), "\nthe program was killed by signal " +
+                                             std::to_string(sig) + " (" + name + ") in thread " +
+                                             pid +
+                                             "; no event is missing: the recorder wrote every "
+                                             "thread's events up to the crash\n"))
+        << report("text");
+    EXPECT_TRUE(contains(report("json"), "  \"crash\": {\"signal\": " + std::to_string(sig) +
+                                             ", \"signal_name\": \"" + name +
+                                             "\", \"thread\": " + pid +
+                                             ", \"thread_written\": true, \"writer_late\": false, "
+                                             "\"more_threads\": false, \"unwritten\": []},\n"))
+        << report("json");
+    EXPECT_TRUE(
+        contains(c.run.err, "lowalloc run: " + program("crash") + " was killed by signal " +
+                                std::to_string(sig) + " (" + description +
+                                "); the recorder wrote the crashing thread's last events; no event "
+                                "is missing\n"))
+        << c.run.err;
+  }
+};
+
+TEST_F(crash_test, a_segfault_keeps_every_allocation_of_the_crashing_thread) {
+  expect_whole_crash("segv", SIGSEGV, "SIGSEGV", "Segmentation fault");
+}
+
+TEST_F(crash_test, an_abort_keeps_every_allocation_of_the_crashing_thread) {
+  expect_whole_crash("abort", SIGABRT, "SIGABRT", "Aborted");
+}
+
+TEST_F(crash_test, an_abort_inside_free_keeps_every_allocation_of_the_crashing_thread) {
+  // The C library aborts inside the real free, called from the recorder's hook: the thread's
+  // block is whole, and written.
+  expect_whole_crash("double_free", SIGABRT, "SIGABRT", "Aborted");
+}
+
+TEST_F(crash_test, the_programs_own_handler_runs_and_chooses_the_exit_status) {
+  const crash_run c = crash("handler", 7);
+  EXPECT_EQ(c.run.out, "handled\n");
+  EXPECT_FALSE(c.a.crash.has_value()) << "the recorder's handler ran in place of the program's";
+  EXPECT_EQ(c.own_allocations, static_cast<std::uint64_t>(crash_allocations));
+}
+
+TEST_F(crash_test, another_threads_unwritten_block_is_reported_as_possibly_missing) {
+  constexpr std::uint64_t other = 100;  // the other thread's allocations, all in its first block
+  const crash_run c = crash("thread", 128 + SIGSEGV, {std::to_string(other)});
+  ASSERT_TRUE(c.a.crash.has_value());
+  const analyze::crash_info& k = *c.a.crash;
+  EXPECT_EQ(k.tid, c.a.process.pid);
+  EXPECT_TRUE(k.thread_written);
+  ASSERT_EQ(k.unwritten.size(), 1u);
+  EXPECT_NE(k.unwritten[0].tid, c.a.process.pid);
+  EXPECT_EQ(k.unwritten[0].allocations, other);
+  EXPECT_GE(k.unwritten[0].bytes, 4 * other);
+  // The main thread's allocations are all there; pthread_create's own is in the baseline too.
+  EXPECT_EQ(c.own_allocations, static_cast<std::uint64_t>(crash_allocations));
+  const std::uint64_t frees = analyze::crash_info::max_frees(k.unwritten[0]);
+  EXPECT_TRUE(contains(report("text"),
+                       "\nthe program was killed by signal 11 (SIGSEGV) in thread " +
+                           std::to_string(k.tid) + "; the last events of thread " +
+                           std::to_string(k.unwritten[0].tid) + " were not written: up to " +
+                           std::to_string(other + frees) + " events (100 allocations and up to " +
+                           std::to_string(frees) + (frees == 1 ? " free" : " frees") + ")\n"))
+      << report("text");
+  EXPECT_TRUE(contains(c.run.err,
+                       "; up to 100 allocations (and the frees among them) of 1 other "
+                       "thread were not written (lowalloc report " +
+                           trace("x") + " names them)\n"))
+      << c.run.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What `lowalloc run` says of a killed program's trace.
+
+TEST_F(run_failures, a_program_killed_without_a_crash_handler_has_its_last_blocks_missing) {
+  const std::string output = trace("x");
+  const command_result r = run_command(
+      {lowalloc_cli, "run", "-q", "-o", output, "--", program("self_kill"), "1000"}, dir_);
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  EXPECT_EQ(r.err, "lowalloc run: " + program("self_kill") +
+                       " was killed by signal 9 (Killed); the recorder could not write the "
+                       "events of each thread's last block (up to 64 KiB of events per thread "
+                       "are missing from " +
+                       output + ")\n");
+}
+
+TEST_F(run_failures, a_program_killed_without_a_trace_says_there_is_none) {
+  // A library that is not the recorder: nothing writes a trace.
+  setenv("LOWALLOC_TRACE_LIBRARY", not_a_recorder.c_str(), 1);
+  const command_result r = run_command(
+      {lowalloc_cli, "run", "-q", "-o", trace("x"), "--", program("self_kill"), "10"}, dir_);
+  unsetenv("LOWALLOC_TRACE_LIBRARY");
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc run: " + program("self_kill") +
+                                  " was killed by signal 9 (Killed); no trace was written\n"))
+      << r.err;
+  EXPECT_FALSE(contains(r.err, "last complete block")) << r.err;
+  EXPECT_FALSE(fs::exists(trace("x")));
+}
+
+}  // namespace
