@@ -280,15 +280,17 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
         << ", " << thousands(c.temporary) << " temporary (" << percent(c.temporary, c.allocations)
         << "), " << max_live_text(s) << ", at peak " << counted(c.peak_bytes, "byte");
     if (c.leaked_allocations != 0) {
-      out << ", leaked " << thousands(c.leaked_allocations) << " ("
-          << counted(c.leaked_bytes, "byte");
+      // The program's leaks, then apart what the C and C++ runtimes keep until exit (a stdout
+      // buffer made by the program's printf is the C library's, not a leak of that line).
       const auto rt = runtime.find(static_cast<std::uint32_t>(index));
-      if (rt != runtime.end() && rt->second.totals.leaked_allocations != 0) {
-        const bool all = rt->second.totals.leaked_bytes == c.leaked_bytes;
-        out << ", " << (all ? std::string("all") : thousands(rt->second.totals.leaked_bytes))
-            << " the runtime's: " << analyze::runtime_reason_text(rt->second.reason);
-      }
-      out << ")";
+      const counters kept = rt == runtime.end() ? counters{} : rt->second.totals;
+      if (c.leaked_allocations != kept.leaked_allocations)
+        out << ", leaked " << thousands(c.leaked_allocations - kept.leaked_allocations) << " ("
+            << counted(c.leaked_bytes - kept.leaked_bytes, "byte") << ")";
+      if (kept.leaked_allocations != 0)
+        out << ", kept by the runtime " << thousands(kept.leaked_allocations) << " ("
+            << counted(kept.leaked_bytes, "byte") << ": "
+            << analyze::runtime_reason_text(rt->second.reason) << ")";
     }
     out << '\n';
     write_site_sizes(out, s);
