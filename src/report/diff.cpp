@@ -291,13 +291,17 @@ void write_diff_text(std::ostream& out, const analysis& before, const analysis& 
   out << ", " << thousands(changes) << " of them changed; " << thousands(added) << " new, "
       << thousands(gone) << " gone\n";
 
+  const std::size_t total = changes + added + gone;
+  if (o.top == 0) {  // the summary only
+    if (total != 0) out << '\n' << counted(total, "changed site") << ", none shown (--top 0)\n";
+    return;
+  }
   const std::vector<place_match> ranked = ranked_changes(c);
   std::size_t shown = 0;
   for (const place_match& m : ranked) {
     if (!changed(c, m) || shown >= o.top) break;
     write_place(out, ++shown, before, after, c, m);
   }
-  const std::size_t total = changes + added + gone;
   if (total > shown) out << "\n... " << counted(total - shown, "more changed site") << " (--top)\n";
 }
 

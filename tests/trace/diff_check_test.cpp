@@ -283,6 +283,29 @@ TEST_F(diff_check_test, report_shows_the_runtimes_blocks_apart_and_folds_the_sta
   EXPECT_TRUE(contains(full.out, "__libc_start_main")) << full.out;
 }
 
+// One new site of one allocation: every count of 1 in the singular; --top 0 shows no site.
+TEST_F(diff_check_test, diff_counts_of_one_and_top_zero) {
+  const std::string clean = trace("diff_program", {"10"});
+  const std::string leaky = trace("diff_program", {"10", "leak"});
+  command_result r = lowalloc({"diff", clean, leaky});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "; 1 new, 0 gone\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n#1  new: 1 allocation, 1,000 bytes, leaked 1,000 bytes\n"))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, " 1 allocations")) << r.out;
+  r = lowalloc({"diff", clean, leaky, "--top", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\n\n1 changed site, none shown (--top 0)\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nleaked bytes ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "#1")) << r.out;
+  EXPECT_FALSE(contains(r.out, "more changed")) << r.out;
+  // report and advise agree: the summary, no site.
+  r = lowalloc({"report", leaky, "--top", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, " sites by allocations, none shown (--top 0)\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "#1")) << r.out;
+}
+
 TEST_F(diff_check_test, check_against_a_baseline) {
   const std::string base = trace("diff_program", {"100"});
   const std::string edited = trace("diff_program_edited", {"100"});
