@@ -2,6 +2,7 @@
 #include "report/common.hpp"
 
 #include "analyze/type_names.hpp"
+#include "analyze/words.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -192,9 +193,7 @@ std::string thousands(std::uint64_t n) {
 }
 
 std::string noun(std::uint64_t n, std::string_view singular, std::string_view plural) {
-  std::string out(n == 1 || !plural.empty() ? (n == 1 ? singular : plural) : singular);
-  if (n != 1 && plural.empty()) out += 's';
-  return out;
+  return analyze::noun(n, singular, plural);
 }
 
 std::string counted(std::uint64_t n, std::string_view singular, std::string_view plural) {

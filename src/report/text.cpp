@@ -238,10 +238,10 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (!by.empty()) out << "by function       " << by << '\n';
   if (a.unmatched_frees != 0)
     line(out, "unmatched frees", thousands(a.unmatched_frees),
-         "frees of memory not allocated while tracing");
+         noun(a.unmatched_frees, "free") + " of memory not allocated while tracing");
   if (a.lost_events != 0)
     line(out, "lost events", thousands(a.lost_events),
-         "events the recorder could not record: counts are low");
+         noun(a.lost_events, "event") + " the recorder could not record: counts are low");
   if (!a.exec_path.empty())
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";

@@ -2,7 +2,9 @@
 // status, messages. The JSON output is parsed by a small strict parser below.
 #include "report/report.hpp"
 #include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
 #include "cli/commands.hpp"
+#include "report/advice.hpp"
 #include "report/common.hpp"
 #include "support/trace_writer.hpp"
 
@@ -509,6 +511,32 @@ TEST(Report, MaxLiveAndAtPeakOfASite) {
   analysis b = a;
   b.sites[0].max_live_at_least = 200;
   EXPECT_TRUE(contains(text_of(b), ", max live 200..300 bytes, at peak 0 bytes\n"));
+}
+
+// advise on a trace of one allocation, at one site: every count in the singular; --top 0 looks at
+// no site and says so.
+TEST(Report, AdviseTextOfCountsOfOneAndTopZero) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 1, 0xA1, 1).end(2).end_block();
+  lowalloc::analyze::object_tracker tracker;
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(),
+                                                       lowalloc::analyze::options{}, {&tracker});
+  tracker.finish();
+  const lowalloc::analyze::cost_model costs{};
+  lowalloc::analyze::advise_options opts;
+  const std::vector<lowalloc::analyze::advice_item> advice =
+      lowalloc::analyze::advise(a, tracker, costs, opts);
+  std::ostringstream text;
+  lowalloc::report::write_advice_text(text, a, advice, costs, opts.top_sites);
+  const std::string t = text.str();
+  EXPECT_EQ(t.rfind("lowalloc advise: 1 allocation; costs ", 0), 0u) << t;
+  EXPECT_TRUE(contains(t, "\n    1 allocation\n")) << t;
+  EXPECT_TRUE(contains(t, "nothing worth changing: rare: 1 allocation\n")) << t;
+  EXPECT_FALSE(contains(t, "1 allocations")) << t;
+  std::ostringstream none;
+  lowalloc::report::write_advice_text(none, a, {}, costs, 0);
+  EXPECT_TRUE(contains(none.str(), "\n\nno sites looked at (--top 0)\n")) << none.str();
+  EXPECT_FALSE(contains(none.str(), "no sites to advise on")) << none.str();
 }
 
 // --top 0: the summary and how many sites there are, no site.
