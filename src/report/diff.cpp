@@ -130,6 +130,13 @@ void write_place(std::ostream& out, std::size_t rank, const analysis& before, co
     add("temporary", b.temporary, a.temporary, "");
     add("leaked", b.leaked_bytes, a.leaked_bytes, "byte");
     add("max live", b.max_live_bytes, a.max_live_bytes, "byte");
+    // A place of several sites, or a site whose stacks peak apart, has a bound, not its maximum.
+    const auto exact = [](const analysis& t, const place& p) {
+      return p.sites.size() == 1 && t.sites[p.sites.front()].max_live_exact();
+    };
+    if (b.max_live_bytes != a.max_live_bytes &&
+        !(exact(before, c.before[m.before]) && exact(after, c.after[m.after])))
+      more += " (at most)";
     add("at peak", b.peak_bytes, a.peak_bytes, "byte");
     if (!more.empty()) out << "    " << more << '\n';
     const analyze::site& sb = before.sites[c.before[m.before].sites.front()];

@@ -306,6 +306,18 @@ TEST_F(diff_check_test, diff_counts_of_one_and_top_zero) {
   EXPECT_FALSE(contains(r.out, "#1")) << r.out;
 }
 
+// A site's own maximum and its value at the peak, in the diff's words: exact for the map's nodes
+// (one stack), a bound for the strings of words() (several stacks, which peak apart).
+TEST_F(diff_check_test, diff_says_max_live_and_at_peak) {
+  const std::string base = trace("diff_program", {"100"});
+  const std::string grown = trace("diff_program", {"110"});
+  const command_result r = lowalloc({"diff", base, grown});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\n    max live 4,800 -> 5,280 bytes\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, " bytes (at most)\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "    peak ")) << r.out;
+}
+
 TEST_F(diff_check_test, check_against_a_baseline) {
   const std::string base = trace("diff_program", {"100"});
   const std::string edited = trace("diff_program_edited", {"100"});
