@@ -3,6 +3,7 @@
 // lazily (an epoch per peak) so that a new maximum costs O(1) and not a pass over every stack.
 #include "analyze/accounting.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace lowalloc::analyze {
@@ -43,6 +44,7 @@ void accounting::on_alloc(const alloc_event& e) {
   touch(r);
   r.c.leaked_bytes += e.size;
   ++r.c.leaked_allocations;
+  r.c.max_live_bytes = std::max(r.c.max_live_bytes, r.c.leaked_bytes);
   live_bytes_ += e.size;
   ++live_count_;
   if (live_bytes_ > totals.peak_bytes) {
@@ -71,6 +73,7 @@ void accounting::on_forgotten(const forgotten_event& e) { release(stacks_[e.stac
 void accounting::finish() {
   totals.leaked_allocations = live_count_;
   totals.leaked_bytes = live_bytes_;
+  totals.max_live_bytes = totals.peak_bytes;
   for (stack_counters& r : stacks_) touch(r);  // its share of the last peak
 }
 

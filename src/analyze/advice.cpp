@@ -3,6 +3,7 @@
 #include "analyze/advice.hpp"
 
 #include "analyze/operation.hpp"
+#include "analyze/words.hpp"
 
 #include <lowalloc/arena.hpp>
 #include <lowalloc/pool.hpp>
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <string_view>
 #include <tuple>
 
 namespace lowalloc::analyze {
@@ -29,6 +31,11 @@ std::string with_commas(std::uint64_t n) {
     out += digits[i];
   }
   return out;
+}
+
+// "1 vector", "1,024 vectors" (words.hpp).
+std::string counted(std::uint64_t n, std::string_view singular, std::string_view plural = {}) {
+  return with_commas(n) + " " + noun(n, singular, plural);
 }
 
 std::string percent_text(double share) {
@@ -213,12 +220,12 @@ bool advise_small_vector(const group& g, std::size_t site, const cost_model& cos
   const bool from_one =
       first_share >= 0.95 && (g.op.member == "push_back" || g.op.member == "emplace_back");
   it.confidence = from_one ? "high" : "medium";
-  it.evidence = percent_text(first_share) + " of the " + with_commas(o.objects) +
-                " objects started at one element of " + std::to_string(element) +
+  it.evidence = percent_text(first_share) + " of the " + counted(o.objects, "object") +
+                " started at one element of " + std::to_string(element) +
                 " bytes; capacities from the last blocks" +
                 (from_one ? ": exact for a doubling growth" : ", a bound on the sizes");
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " allocations from " +
-            with_commas(o.objects) + " vectors; " + percent_text(it.chosen.coverage) +
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "allocation") + " from " +
+            counted(o.objects, "vector") + "; " + percent_text(it.chosen.coverage) +
             " never exceed " + std::to_string(it.chosen.inline_capacity) + " elements";
   out = std::move(it);
   return true;
@@ -265,9 +272,9 @@ bool advise_reserve(const group& g, std::size_t site, const cost_model& costs, a
   it.confidence = "medium";
   it.evidence = "the last capacities bound the sizes: " + percent_text(first_share) +
                 " of the objects grew from one element of " + std::to_string(element) + " bytes";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " allocations from " +
-            with_commas(o.objects) + " vectors, " + std::to_string(g.allocations / o.objects) +
-            "." + std::to_string((g.allocations % o.objects) * 10 / o.objects) + " each; " +
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "allocation") + " from " +
+            counted(o.objects, "vector") + ", " + std::to_string(g.allocations / o.objects) + "." +
+            std::to_string((g.allocations % o.objects) * 10 / o.objects) + " each; " +
             percent_text(it.chosen.coverage) + " end at " + std::to_string(it.chosen.reserve) +
             " elements or fewer";
   out = std::move(it);
@@ -317,8 +324,8 @@ bool advise_reuse(const group& g, std::size_t site, const cost_model& costs, adv
                 " lived fewer than 16 allocations of their thread" +
                 (vector || text ? "" : "; whether it can be reused is the program's to say");
   const std::string via = operation_text(g.op);
-  it.what = (via.empty() ? std::string() : via + ": ") + with_commas(g.allocations) +
-            " allocations from " + with_commas(o.objects) + " objects made one after the other";
+  it.what = (via.empty() ? std::string() : via + ": ") + counted(g.allocations, "allocation") +
+            " from " + counted(o.objects, "object") + " made one after the other";
   out = std::move(it);
   return true;
 }
@@ -379,8 +386,8 @@ bool advise_small_string(const group& g, std::size_t site, const cost_model& cos
   it.confidence = single ? "high" : "medium";
   it.evidence = single ? "every string made one block: its size is its length + 1 or more"
                        : "some strings grew: their last blocks bound their lengths";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " allocations from " +
-            with_commas(o.objects) + " strings; " + percent_text(it.chosen.coverage) + " fit in " +
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "allocation") + " from " +
+            counted(o.objects, "string") + "; " + percent_text(it.chosen.coverage) + " fit in " +
             std::to_string(it.chosen.inline_capacity - 1) + " characters";
   out = std::move(it);
   return true;
@@ -437,12 +444,11 @@ bool advise_pool(const group& g, std::size_t site, const cost_model& costs, advi
       (one_size ? "every node is " + std::to_string(node) + " bytes"
                 : "nodes of up to " + std::to_string(node) + " bytes (" + percent_text(share) +
                       " of that size)") +
-      "; at most " + with_commas(alive) + " alive at once: " + with_commas(slabs) +
-      (slabs == 1 ? " slab" : " slabs") + " of " + std::to_string(per_slab) +
+      "; at most " + with_commas(alive) + " alive at once: " + counted(slabs, "slab") + " of " +
+      std::to_string(per_slab) +
       " slots, if the pool outlives the containers (more if a container empties and refills)";
   const std::string via = operation_text(g.op);
-  it.what =
-      via + ": " + with_commas(g.allocations) + " nodes of " + std::to_string(node) + " bytes";
+  it.what = via + ": " + counted(g.allocations, "node") + " of " + counted(node, "byte");
   out = std::move(it);
   return true;
 }
@@ -478,7 +484,7 @@ bool advise_flat_map(const group& g, std::size_t site, const cost_model& costs, 
                 percent_text(kept_share) +
                 " lived 4096 allocations or more: built once and kept; whether they are read "
                 "more than changed the trace cannot tell";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " nodes, at most " +
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "node") + ", at most " +
             with_commas(o.max_alive) + " alive at once";
   out = std::move(it);
   return true;
@@ -534,16 +540,15 @@ bool advise_arena(const group& g, std::size_t site, const cost_model& costs, adv
   it.confidence = "medium";
   it.evidence = percent_text(burst_share) + " of its blocks were freed in bursts of " +
                 std::to_string(burst_tracker::min_burst) + " frees or more, ending " +
-                with_commas(g.phases.size()) + " phases; 95 % of the phases allocated " +
-                with_commas(p95) + " bytes or fewer here; " +
+                counted(g.phases.size(), "phase") + "; 95 % of the phases allocated " +
+                counted(p95, "byte") + " or fewer here; " +
                 (held == 0 ? std::string("nothing was freed before its burst")
                            : "an arena holds up to " + with_commas(held) +
                                  " bytes that malloc had taken back") +
                 " (frees carry no stacks: the bursts are the proxy)";
   const std::string via = operation_text(g.op);
-  it.what = (via.empty() ? std::string() : via + ": ") + with_commas(g.allocations) +
-            " allocations, freed together at the end of " + with_commas(g.phases.size()) +
-            " phases";
+  it.what = (via.empty() ? std::string() : via + ": ") + counted(g.allocations, "allocation") +
+            ", freed together at the end of " + counted(g.phases.size(), "phase");
   out = std::move(it);
   return true;
 }
@@ -572,7 +577,7 @@ bool advise_make_shared(const group& g, std::size_t site, const cost_model& cost
   it.evidence =
       "shared_ptr(new T) allocates the object, then its control block; make_shared "
       "makes both in one block (which then lives as long as a weak_ptr to it)";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " control blocks";
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "control block");
   out = std::move(it);
   return true;
 }
@@ -596,7 +601,7 @@ bool advise_function(const group& g, std::size_t site, const cost_model& costs, 
       (size != 0 ? "; here " + percent_text(share) + " are " + std::to_string(size) + " bytes"
                  : std::string()) +
       "; how to shrink the capture is the program's to say";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " callables";
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "callable");
   out = std::move(it);
   return true;
 }
@@ -613,7 +618,7 @@ bool advise_copy(const group& g, std::size_t site, const cost_model& costs, advi
   it.evidence = "its copy constructor (or copy assignment) allocates here, " +
                 with_commas(g.bytes / std::max<std::uint64_t>(1, g.allocations)) +
                 " bytes per copy on average; whether the copy is needed the trace cannot tell";
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) + " copies";
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "copy", "copies");
   out = std::move(it);
   return true;
 }
@@ -676,8 +681,8 @@ bool advise_transparent_lookup(const group& g, const analysis& a, std::size_t si
                 "before the next allocation" +
                 (readable ? "; the line looks a key up: " + shown
                           : "; the source line could not be read to confirm a lookup");
-  it.what = operation_text(g.op) + ": " + with_commas(g.allocations) +
-            " temporary strings made from a C string";
+  it.what = operation_text(g.op) + ": " + counted(g.allocations, "temporary string") +
+            " made from a C string";
   out = std::move(it);
   return true;
 }
@@ -973,12 +978,11 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
         // said to be so, with a low confidence: the trace does not show what they are for.
         if (g.allocations < opts.min_allocations) {
           it.confidence = "high";
-          it.evidence = "rare: " + with_commas(g.allocations) +
-                        (g.allocations == 1 ? " allocation" : " allocations");
+          it.evidence = "rare: " + counted(g.allocations, "allocation");
         } else if (average > 1024) {
           it.confidence = "high";
-          it.evidence = "large: " + with_commas(static_cast<std::uint64_t>(average)) +
-                        " bytes per allocation on average";
+          it.evidence = "large: " + counted(static_cast<std::uint64_t>(average), "byte") +
+                        " per allocation on average";
         } else if (g.objects.objects != 0 && g.objects.allocations == g.objects.objects &&
                    g.objects.short_lived() * 2 < g.objects.objects) {
           // One block per object, and the objects are kept: no type or call removes them.
@@ -997,9 +1001,8 @@ std::vector<advice_item> advise(const analysis& a, const object_tracker& objects
                   : "no advice for a " + g.op.kind + " that outlives its loop or has company";
         }
         const std::string via = operation_text(g.op);
-        it.what = with_commas(g.allocations) +
-                  (g.allocations == 1 ? " allocation" : " allocations") +
-                  (via.empty() ? std::string() : " via " + via);
+        it.what =
+            counted(g.allocations, "allocation") + (via.empty() ? std::string() : " via " + via);
         it.chosen.allocations_after = g.allocations;
         found.push_back(it);
       }

@@ -229,6 +229,35 @@ bool is_allocator_frame(const frame& f) {
   return false;
 }
 
+bool is_start_frame(const frame& f) {
+  static constexpr std::string_view start_functions[] = {
+      "__libc_start_call_main",
+      "__libc_start_main_impl",
+      "__libc_start_main",
+      "__libc_start_main_alias_1",
+      "__libc_start_main_alias_2",
+      "libc_start_main_stage2",  // musl
+      "start_thread",
+      "clone",
+      "clone3",
+      "__clone",
+      "__clone3",
+      "__clone_internal",
+      "_dl_start_user",
+      "_dl_init",
+      "call_init",
+      "__libc_csu_init",
+  };
+  if (!f.function.empty()) return one_of(base_name(f.function), start_functions);
+  const std::string_view mod = module_base(f.module);
+  return starts_with(mod, "libc.so") || starts_with(mod, "ld-linux") ||
+         starts_with(mod, "ld-musl") || starts_with(mod, "libc.musl");
+}
+
+std::size_t start_fold_count(const std::vector<frame>& stack) {
+  return start_fold_count(stack.size(), 0, [&](std::size_t i) -> const frame& { return stack[i]; });
+}
+
 std::size_t fold_count(const std::vector<frame>& stack) {
   std::size_t n = 0;
   while (n + 1 < stack.size() && is_allocator_frame(stack[n])) ++n;

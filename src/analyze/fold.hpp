@@ -29,6 +29,33 @@ bool is_allocator_frame(const frame& f);
 /// never the last one.
 std::size_t fold_count(const std::vector<frame>& stack);
 
+/// Whether the frame, at the outer end of a stack, is the C runtime's start-up: the functions
+/// that call main (__libc_start_call_main, __libc_start_main and its internal names) or a
+/// thread's function (start_thread, clone3), the loader's and the C library's calls of static
+/// initializers (_dl_init, call_init); a frame without a name: any of the C library or the
+/// dynamic loader.
+bool is_start_frame(const frame& f);
+
+/// How many frames to fold off the outermost end of a stack of `count` frames (frame i is
+/// `at(i)`, innermost first) whose first `folded` frames are folded off its innermost end: the
+/// program's entry point (`_start`: by name, or a frame without a name that calls into the C
+/// library's start frames) and the start frames inside it, never the last frame left.
+template <class At>
+std::size_t start_fold_count(std::size_t count, std::size_t folded, At&& at) {
+  if (count <= folded + 1) return 0;
+  const std::size_t left = count - folded;
+  std::size_t n = 0;
+  const frame& outermost = at(count - 1);
+  if (outermost.function == "_start" ||
+      (outermost.function.empty() && is_start_frame(at(count - 2)) && !is_start_frame(outermost)))
+    n = 1;
+  while (n + 1 < left && is_start_frame(at(count - 1 - n))) ++n;
+  return n;
+}
+
+/// The same for a vector of frames with nothing folded off its innermost end.
+std::size_t start_fold_count(const std::vector<frame>& stack);
+
 }  // namespace lowalloc::analyze::detail
 
 #endif

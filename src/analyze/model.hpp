@@ -62,6 +62,10 @@ struct counters {
   std::uint64_t leaked_allocations = 0;
   std::uint64_t leaked_bytes = 0;
   std::uint64_t peak_bytes = 0;  // live bytes at the moment of the process-wide peak
+  /// The most bytes live at any one moment (of the stack's own blocks): exact per stack and for
+  /// the totals (the peak); added up over the stacks of a site or a place, a bound from above
+  /// (site::max_live_at_least is the bound from below).
+  std::uint64_t max_live_bytes = 0;
 };
 
 /// Adds each counter of `c` to `into`'s.
@@ -138,6 +142,7 @@ struct stack {
   std::uint32_t first_frame = 0;       // its frames: analysis::frames->ids[first_frame, +count]
   std::uint32_t frame_count = 0;       // innermost first
   std::uint32_t allocator_frames = 0;  // how many leading frames are allocator plumbing
+  std::uint32_t start_frames = 0;      // how many trailing frames are the C runtime's start-up
   std::uint32_t first_size = 0;  // its requested sizes: analysis::stack_sizes[first_size, +sizes)
   std::uint32_t sizes = 0;
   std::uint32_t site = 0;  // the site it is shown under
@@ -171,11 +176,17 @@ struct site_operation {
 /// A call site: what the user sees, the stacks that look the same once allocator frames are
 /// folded (or, without folding, once symbolized) taken together (analysis::site_stacks()).
 struct site {
-  frame_list stack;               // the shown frames, innermost first; the user's is stack[0]
-  std::size_t folded_frames = 0;  // allocator-internal frames hidden from the top
+  frame_list stack;                     // the shown frames, innermost first; the user's is stack[0]
+  std::size_t folded_frames = 0;        // allocator-internal frames hidden from the top
+  std::size_t folded_start_frames = 0;  // the C runtime's start frames hidden from the bottom
   counters totals;
   size_counts sizes;
   std::uint32_t op = 0;  // analysis::operations[op]: what made most of its allocations
+  /// The least the site's largest live bytes can be: its largest stack's, or its bytes at the
+  /// peak. Its stacks peak at different moments, or together: totals.max_live_bytes (their sum)
+  /// is exact when the two are equal (always for a site of one stack).
+  std::uint64_t max_live_at_least = 0;
+  bool max_live_exact() const noexcept { return max_live_at_least == totals.max_live_bytes; }
 };
 
 /// An ELF object of the traced process as a MODULE record describes it.

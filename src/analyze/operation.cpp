@@ -8,6 +8,8 @@
 // that call did (grew the buffer, made a node, rehashed).
 #include "analyze/operation.hpp"
 
+#include "analyze/type_names.hpp"
+
 #include "analyze/fold.hpp"
 
 #include <algorithm>
@@ -221,6 +223,8 @@ std::string simplify_type(std::string_view t) {
     out += args[i];
   }
   out += '>';
+  // lowalloc's strings and vectors as their aliases (std::vector<lowalloc::small_string<32>>).
+  if (out.find("lowalloc::") != std::string::npos) return abbreviate_lowalloc_types(out);
   return out;
 }
 

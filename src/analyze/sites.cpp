@@ -207,6 +207,10 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
     std::uint32_t n = 0;
     while (n + 1 < st.frame_count && allocator[table->ids[st.first_frame + n]]) ++n;
     st.allocator_frames = n;
+    st.start_frames = static_cast<std::uint32_t>(
+        detail::start_fold_count(st.frame_count, n, [&](std::size_t i) -> const frame& {
+          return table->frames[table->ids[st.first_frame + i]];
+        }));
   }
   a.frames = std::move(table);
 }
@@ -230,7 +234,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> number_sites(analysis& a, b
     if (st.totals.allocations == 0) continue;
     const std::uint32_t folded = fold ? st.allocator_frames : 0;
     const std::uint32_t first = st.first_frame + folded;
-    const std::uint32_t count = st.frame_count - folded;
+    const std::uint32_t count = st.frame_count - folded - (fold ? st.start_frames : 0);
     std::uint64_t hash = count;
     for (std::uint32_t k = first; k < first + count; ++k) {
       hash = (hash ^ identity[ids[k]]) * 0x9E3779B97F4A7C15ull;
@@ -283,8 +287,12 @@ void build_sites(analysis& a, bool fold) {
     if (st.totals.allocations == 0) continue;
     site& s = a.sites[st.site];
     s.folded_frames = std::max<std::size_t>(s.folded_frames, fold ? st.allocator_frames : 0);
+    s.folded_start_frames =
+        std::max<std::size_t>(s.folded_start_frames, fold ? st.start_frames : 0);
     add_counters(s.totals, st.totals);
+    s.max_live_at_least = std::max(s.max_live_at_least, st.totals.max_live_bytes);
   }
+  for (site& s : a.sites) s.max_live_at_least = std::max(s.max_live_at_least, s.totals.peak_bytes);
 
   // Sorted by allocations, then bytes, descending, ties in the order first seen: the keys are
   // sorted on their own and the order applied in place, so that the sites are never copied.

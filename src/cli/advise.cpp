@@ -30,7 +30,8 @@ constexpr const char* advise_usage =
     "\n"
     "options:\n"
     "  --format NAME      text (default) or json\n"
-    "  --top N            look at the N sites with the most allocations (default 20)\n"
+    "  --top N            look at the N sites with the most allocations (default 20;\n"
+    "                     0: none, only the summary line)\n"
     "  --no-measure       assume the costs of an allocation and a cache line instead of\n"
     "                     measuring them (a few milliseconds), for reproducible output\n"
     "  -h, --help         this help\n";
@@ -69,8 +70,8 @@ int advise_main(int argc, char** argv) {
       char* end = nullptr;
       errno = 0;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE || n == 0)
-        return advise_usage_error("--top needs a number above 0, not '" + v + "'");
+      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE)
+        return advise_usage_error("--top needs a number, not '" + v + "'");
       ao.top_sites = n > std::numeric_limits<std::size_t>::max()
                          ? std::numeric_limits<std::size_t>::max()
                          : static_cast<std::size_t>(n);
@@ -110,7 +111,7 @@ int advise_main(int argc, char** argv) {
   if (json)
     report::write_advice_json(std::cout, a, advice, costs);
   else
-    report::write_advice_text(std::cout, a, advice, costs);
+    report::write_advice_text(std::cout, a, advice, costs, ao.top_sites);
   std::cout.flush();
   if (!a.truncation.empty()) {
     std::cerr << "lowalloc advise: " << file

@@ -452,9 +452,9 @@ int check_main(int argc, char** argv) {
       }
     }
     add("sites found in both at most +" + pct, sites_failed == 0,
-        report::thousands(sites_checked) + " sites found in both, " +
-            report::thousands(sites_failed) + " over the limit; " + report::thousands(added) +
-            " new sites (in the totals only)");
+        report::counted(sites_checked, "site") + " found in both, " +
+            report::thousands(sites_failed) + " over the limit; " +
+            report::counted(added, "new site") + " (in the totals only)");
   }
 
   bool all_ok = true;
@@ -468,8 +468,8 @@ int check_main(int argc, char** argv) {
   if (!include_runtime && !quiet) {
     const analyze::counters rt = a.runtime_totals();
     if (rt.leaked_bytes != 0)
-      std::cout << "(left out of the leaks: " << report::thousands(rt.leaked_bytes)
-                << " bytes the C and C++ runtimes keep until exit; --include-runtime counts "
+      std::cout << "(left out of the leaks: " << report::counted(rt.leaked_bytes, "byte")
+                << " the C and C++ runtimes keep until exit; --include-runtime counts "
                    "them)\n";
   }
   if (!junit.empty() && !write_junit(junit, file, results, {}, seconds())) {

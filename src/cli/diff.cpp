@@ -29,7 +29,8 @@ constexpr const char* usage =
     "\n"
     "options:\n"
     "  --format text|json  text (default) or one JSON object (docs/tracer.md#diff)\n"
-    "  --top N             show the N largest changes (default: text 10, JSON all)\n"
+    "  --top N             show the N largest changes (default: text 10, JSON all;\n"
+    "                      0: none, only the summary)\n"
     "  --all               JSON: list the unchanged sites too\n"
     "  --no-symbols        addresses and modules only (no debug info is read)\n"
     "  -h, --help          this help\n";

@@ -50,7 +50,8 @@ std::string usage_text() {
     text += row + std::string(f.help) + "\n";
   }
   text +=
-      "  --top N            show the N first sites (default: text 10, the others all)\n"
+      "  --top N            show the N first sites (default: text 10, the others all;\n"
+      "                     0: none, only the summary)\n"
       "  --sort KEY         rank sites by allocations (default), bytes, temporary,\n"
       "                     leaked (bytes) or peak (live bytes at the peak); the value\n"
       "                     of a folded line\n"

@@ -29,11 +29,15 @@ std::string signed_bytes(std::int64_t b) {
 }  // namespace
 
 void write_advice_text(std::ostream& out, const analysis& a, const std::vector<advice_item>& advice,
-                       const analyze::cost_model& costs) {
-  out << "lowalloc advise: " << thousands(a.totals.allocations) << " allocations; costs "
+                       const analyze::cost_model& costs, std::size_t top_sites) {
+  out << "lowalloc advise: " << counted(a.totals.allocations, "allocation") << "; costs "
       << costs.source << ": " << fixed(costs.malloc_free_seconds * 1e9, 1)
       << " ns per malloc + free, " << fixed(costs.cache_line_seconds * 1e9, 1)
       << " ns per cache line, " << fixed(costs.pool_seconds * 1e9, 1) << " ns per pool slot\n";
+  if (top_sites == 0) {
+    out << "\nno sites looked at (--top 0)\n";
+    return;
+  }
   if (advice.empty()) {
     out << "\nno sites to advise on\n";
     return;
@@ -67,10 +71,15 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
         << thousands(c.allocations_after);
     if (c.sizeof_before != 0)
       out << (it.kind == "pool" ? ", node " : ", object ") << c.sizeof_before << " -> "
-          << c.sizeof_after << " bytes";
+          << counted(c.sizeof_after, "byte");
     out << ", at most " << thousands(it.max_alive) << " alive at once, "
         << thousands(it.alive_at_peak) << " at the peak";
-    if (c.peak_bytes_added != 0) out << " (" << signed_bytes(c.peak_bytes_added) << " bytes then)";
+    if (c.peak_bytes_added != 0)
+      out << " (" << signed_bytes(c.peak_bytes_added) << ' '
+          << noun(static_cast<std::uint64_t>(c.peak_bytes_added < 0 ? -c.peak_bytes_added
+                                                                    : c.peak_bytes_added),
+                  "byte")
+          << " then)";
     out << '\n';
     out << "    evidence: " << it.evidence << '\n';
     if (it.options.size() > 1) {

@@ -1,6 +1,9 @@
 // Ranking, frame text and number formatting for every report format.
 #include "report/common.hpp"
 
+#include "analyze/type_names.hpp"
+#include "analyze/words.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -64,8 +67,8 @@ std::string bucket_label(std::size_t b) {
   return std::to_string(lo) + ".." + std::to_string(hi);
 }
 
-// The common spellings of std::string shortened, for text and flame graphs (JSON keeps the
-// demangler's names).
+// The common spellings of std::string shortened, and lowalloc's types as their users write them
+// (analyze/type_names.hpp), for text and flame graphs (JSON keeps the demangler's names).
 std::string readable(std::string name) {
   static constexpr std::string_view long_names[] = {
       "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
@@ -77,6 +80,7 @@ std::string readable(std::string name) {
   for (std::size_t at = name.find("std::string >"); at != std::string::npos;
        at = name.find("std::string >", at))
     name.erase(at + 11, 1);
+  if (name.find("lowalloc::") != std::string::npos) name = analyze::abbreviate_lowalloc_types(name);
   return name;
 }
 
@@ -185,6 +189,17 @@ std::string thousands(std::uint64_t n) {
     if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
   }
+  return out;
+}
+
+std::string noun(std::uint64_t n, std::string_view singular, std::string_view plural) {
+  return analyze::noun(n, singular, plural);
+}
+
+std::string counted(std::uint64_t n, std::string_view singular, std::string_view plural) {
+  std::string out = thousands(n);
+  out += ' ';
+  out += noun(n, singular, plural);
   return out;
 }
 

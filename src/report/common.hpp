@@ -36,6 +36,11 @@ extern const char* const kind_names[8];
 
 /// 1234567 as "1,234,567".
 std::string thousands(std::uint64_t n);
+/// `singular` for a count of 1, else `plural` (empty: `singular` + "s"): every count a text
+/// output prints next to its noun goes through it ("1 allocation", "2 allocations").
+std::string noun(std::uint64_t n, std::string_view singular, std::string_view plural = {});
+/// thousands(n), a space and noun(n, ...): "1 byte", "1,024 bytes".
+std::string counted(std::uint64_t n, std::string_view singular, std::string_view plural = {});
 /// `v` with `decimals` digits after the point.
 std::string fixed(double v, int decimals);
 /// "12 %", "1.5 %", "100 %".
@@ -51,8 +56,8 @@ std::string_view basename(std::string_view path);
 /// A histogram bucket: "24" or "257..512".
 std::string bucket_label(std::size_t bucket);
 
-/// The common spellings of std::string shortened, for text and flame graphs (JSON keeps the
-/// demangler's names).
+/// The common spellings of std::string shortened, and lowalloc's types as their users write them
+/// (lowalloc::small_string<32>), for text and flame graphs (JSON keeps the demangler's names).
 std::string readable(std::string name);
 /// "fn (file:line)", "fn (module+0xoff)", "module+0xoff" or "0xaddr", control characters
 /// replaced.

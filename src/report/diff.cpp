@@ -105,14 +105,14 @@ void write_place(std::ostream& out, std::size_t rank, const analysis& before, co
   const counters& a = totals_of(c.after, m.after);
   out << "\n#" << rank << "  ";
   if (m.before == none) {
-    out << "new: " << thousands(a.allocations) << " allocations, " << thousands(a.bytes_allocated)
-        << " bytes";
-    if (a.leaked_allocations != 0) out << ", leaked " << thousands(a.leaked_bytes) << " bytes";
+    out << "new: " << counted(a.allocations, "allocation") << ", "
+        << counted(a.bytes_allocated, "byte");
+    if (a.leaked_allocations != 0) out << ", leaked " << counted(a.leaked_bytes, "byte");
     out << '\n';
   } else if (m.after == none) {
-    out << "gone: " << thousands(b.allocations) << " allocations, " << thousands(b.bytes_allocated)
-        << " bytes";
-    if (b.leaked_allocations != 0) out << ", leaked " << thousands(b.leaked_bytes) << " bytes";
+    out << "gone: " << counted(b.allocations, "allocation") << ", "
+        << counted(b.bytes_allocated, "byte");
+    if (b.leaked_allocations != 0) out << ", leaked " << counted(b.leaked_bytes, "byte");
     out << '\n';
   } else {
     out << "allocations " << thousands(b.allocations) << " -> " << thousands(a.allocations) << " ("
@@ -121,14 +121,23 @@ void write_place(std::ostream& out, std::size_t rank, const analysis& before, co
         << "), bytes " << thousands(b.bytes_allocated) << " -> " << thousands(a.bytes_allocated)
         << '\n';
     std::string more;
+    // "leaked 1 -> 2 bytes": the unit agrees with the number next to it.
     const auto add = [&](const char* name, std::uint64_t x, std::uint64_t y, const char* unit) {
       if (x == y) return;
       more += (more.empty() ? "" : ", ") + std::string(name) + " " + thousands(x) + " -> " +
-              thousands(y) + unit;
+              (*unit == '\0' ? thousands(y) : counted(y, unit));
     };
     add("temporary", b.temporary, a.temporary, "");
-    add("leaked", b.leaked_bytes, a.leaked_bytes, " bytes");
-    add("peak", b.peak_bytes, a.peak_bytes, " bytes");
+    add("leaked", b.leaked_bytes, a.leaked_bytes, "byte");
+    add("max live", b.max_live_bytes, a.max_live_bytes, "byte");
+    // A place of several sites, or a site whose stacks peak apart, has a bound, not its maximum.
+    const auto exact = [](const analysis& t, const place& p) {
+      return p.sites.size() == 1 && t.sites[p.sites.front()].max_live_exact();
+    };
+    if (b.max_live_bytes != a.max_live_bytes &&
+        !(exact(before, c.before[m.before]) && exact(after, c.after[m.after])))
+      more += " (at most)";
+    add("at peak", b.peak_bytes, a.peak_bytes, "byte");
     if (!more.empty()) out << "    " << more << '\n';
     const analyze::site& sb = before.sites[c.before[m.before].sites.front()];
     const analyze::site& sa = after.sites[c.after[m.after].sites.front()];
@@ -166,7 +175,8 @@ void json_counters(std::ostream& out, const std::vector<place>& places, std::uin
   out << "{\"allocations\": " << t.allocations << ", \"bytes_allocated\": " << t.bytes_allocated
       << ", \"frees\": " << t.frees << ", \"temporary\": " << t.temporary
       << ", \"leaked\": {\"allocations\": " << t.leaked_allocations
-      << ", \"bytes\": " << t.leaked_bytes << "}, \"peak\": {\"bytes\": " << t.peak_bytes << "}}";
+      << ", \"bytes\": " << t.leaked_bytes << "}, \"peak\": {\"bytes\": " << t.peak_bytes
+      << "}, \"max_live\": {\"bytes\": " << t.max_live_bytes << "}}";
 }
 
 void json_summary(std::ostream& out, const analysis& a, const std::string& name) {
@@ -288,14 +298,18 @@ void write_diff_text(std::ostream& out, const analysis& before, const analysis& 
   out << ", " << thousands(changes) << " of them changed; " << thousands(added) << " new, "
       << thousands(gone) << " gone\n";
 
+  const std::size_t total = changes + added + gone;
+  if (o.top == 0) {  // the summary only
+    if (total != 0) out << '\n' << counted(total, "changed site") << ", none shown (--top 0)\n";
+    return;
+  }
   const std::vector<place_match> ranked = ranked_changes(c);
   std::size_t shown = 0;
   for (const place_match& m : ranked) {
     if (!changed(c, m) || shown >= o.top) break;
     write_place(out, ++shown, before, after, c, m);
   }
-  const std::size_t total = changes + added + gone;
-  if (total > shown) out << "\n... " << thousands(total - shown) << " more changed sites (--top)\n";
+  if (total > shown) out << "\n... " << counted(total - shown, "more changed site") << " (--top)\n";
 }
 
 void write_diff_json(std::ostream& out, const analysis& before, const analysis& after,

@@ -194,7 +194,8 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
       << ", \"frees\": " << c.frees << ", \"temporary\": " << c.temporary
       << ", \"leaked\": {\"allocations\": " << c.leaked_allocations
       << ", \"bytes\": " << c.leaked_bytes << "}, \"peak\": {\"bytes\": " << c.peak_bytes
-      << "},\n     \"histogram\": ";
+      << "}, \"max_live\": {\"bytes\": " << c.max_live_bytes
+      << ", \"at_least\": " << s.max_live_at_least << "},\n     \"histogram\": ";
   json_histogram(out, s.sizes);
   out << ",\n     \"operations\": [";
   const std::size_t i = static_cast<std::size_t>(&s - a.sites.data());
@@ -224,7 +225,8 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
     }
     out << "]";
   }
-  out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames} << ", \"stack\": [";
+  out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames}
+      << ", \"folded_start_frames\": " << std::uint64_t{s.folded_start_frames} << ", \"stack\": [";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
     std::vector<std::uint32_t>& table = numbers.of(s.stack.table());

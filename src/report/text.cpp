@@ -58,7 +58,7 @@ void write_site_sizes(std::ostream& out, const site& s) {
     rest -= top[i].first;
   }
   if (top.size() > shown)
-    out << ", " << top.size() - shown << " more sizes: " << thousands(rest) << " ("
+    out << ", " << counted(top.size() - shown, "more size") << ": " << thousands(rest) << " ("
         << percent(rest, s.totals.allocations) << ")";
   out << '\n';
 }
@@ -141,7 +141,7 @@ void write_site_objects(std::ostream& out, const analyze::object_counts& o) {
   for (std::size_t i = 0; i < top.size() && i < shown; ++i)
     out << (i == 0 ? "" : ", ") << bucket_label(top[i].second) << ": "
         << percent(top[i].first, o.objects);
-  if (top.size() > shown) out << ", " << top.size() - shown << " more sizes";
+  if (top.size() > shown) out << ", " << counted(top.size() - shown, "more size");
   out << '\n';
 }
 
@@ -152,7 +152,7 @@ void write_site_advice(std::ostream& out, const std::vector<analyze::advice_item
     if (it.site != site || it.kind == "none") continue;
     out << "    advice: " << it.chosen.suggestion << " (" << it.kind << ", " << it.confidence
         << " confidence): " << thousands(it.allocations) << " -> "
-        << thousands(it.chosen.allocations_after) << " allocations (lowalloc advise)\n";
+        << counted(it.chosen.allocations_after, "allocation") << " (lowalloc advise)\n";
     return;
   }
 }
@@ -169,6 +169,18 @@ void write_stack(std::ostream& out, const site& s) {
         << '\n';
   }
   if (s.stack.size() > shown) out << "       ... " << s.stack.size() - shown << " more\n";
+}
+
+// "max live 300 bytes": the most bytes of the site live at once; "max live 200..300 bytes" when
+// its stacks' maxima do not say it exactly (model.hpp, site::max_live_at_least).
+std::string max_live_text(const site& s) {
+  std::string text = "max live ";
+  if (!s.max_live_exact()) {
+    text += thousands(s.max_live_at_least);
+    text += "..";
+  }
+  text += counted(s.totals.max_live_bytes, "byte");
+  return text;
 }
 
 // A summary line: label left, number right-aligned in a column, then a comment.
@@ -222,9 +234,9 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   line(out, "bytes allocated", thousands(t.bytes_allocated), avg);
   line(out, "temporary", thousands(t.temporary),
        percent(t.temporary, t.allocations) + " of allocations, freed before the next one");
-  line(
-      out, "leaked", thousands(t.leaked_allocations),
-      "allocations, " + thousands(t.leaked_bytes) + " bytes (" + human_bytes(t.leaked_bytes) + ")");
+  line(out, "leaked", thousands(t.leaked_allocations),
+       noun(t.leaked_allocations, "allocation") + ", " + counted(t.leaked_bytes, "byte") + " (" +
+           human_bytes(t.leaked_bytes) + ")");
   if (const counters rt = a.runtime_totals(); rt.leaked_allocations != 0) {
     // Which of the leaks are the runtime's own: the largest reasons first.
     std::vector<std::size_t> reasons;
@@ -239,9 +251,11 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
                std::string(analyze::runtime_reason_text(static_cast<analyze::runtime_reason>(r))) +
                " " + thousands(a.runtime[r].leaked_bytes);
     line(out, "  the runtime's", thousands(rt.leaked_allocations),
-         "allocations, " + thousands(rt.leaked_bytes) + " bytes of them: " + parts);
+         noun(rt.leaked_allocations, "allocation") + ", " + counted(rt.leaked_bytes, "byte") +
+             " of them: " + parts);
   }
-  line(out, "peak", thousands(t.peak_bytes), "bytes live (" + human_bytes(t.peak_bytes) + ")");
+  line(out, "peak", thousands(t.peak_bytes),
+       noun(t.peak_bytes, "byte") + " live (" + human_bytes(t.peak_bytes) + ")");
   line(out, "run time", duration(a.run_time_seconds));
   line(out, "threads", thousands(a.threads));
   std::string by;
@@ -253,10 +267,10 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (!by.empty()) out << "by function       " << by << '\n';
   if (a.unmatched_frees != 0)
     line(out, "unmatched frees", thousands(a.unmatched_frees),
-         "frees of memory not allocated while tracing");
+         noun(a.unmatched_frees, "free") + " of memory not allocated while tracing");
   if (a.lost_events != 0)
     line(out, "lost events", thousands(a.lost_events),
-         "events the recorder could not record: counts are low");
+         noun(a.lost_events, "event") + " the recorder could not record: counts are low");
   if (!a.exec_path.empty())
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";
@@ -267,38 +281,46 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (!a.truncation.empty())
     out << "\nthe trace is damaged; counts are up to the damage: " << a.truncation << '\n';
 
-  const std::vector<const site*> sites = ranked_sites(a, ro.sort, ro.top);
-  if (sites.empty()) {
+  std::size_t with_metric = 0;
+  for (const site& s : a.sites) with_metric += metric(s.totals, ro.sort) != 0 ? 1u : 0u;
+  if (with_metric == 0) {
     out << "\nno sites with " << sort_key_name(ro.sort) << '\n';
     return;
   }
-  std::size_t with_metric = 0;
-  for (const site& s : a.sites) with_metric += metric(s.totals, ro.sort) != 0 ? 1u : 0u;
+  if (ro.top == 0) {  // the summary only
+    out << '\n'
+        << counted(with_metric, "site") << " by " << sort_key_name(ro.sort)
+        << ", none shown (--top 0)\n";
+    return;
+  }
+  const std::vector<const site*> sites = ranked_sites(a, ro.sort, ro.top);
   out << '\n';
   if (sites.size() < with_metric)
-    out << "top " << sites.size() << " of " << thousands(with_metric) << " sites";
+    out << "top " << sites.size() << " of " << counted(with_metric, "site");
   else
-    out << thousands(sites.size()) << (sites.size() == 1 ? " site" : " sites");
+    out << counted(sites.size(), "site");
   out << " by " << sort_key_name(ro.sort) << '\n';
   const auto runtime = analyze::runtime_by_site(a);
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const site& s = *sites[i];
     const counters& c = s.totals;
     const auto index = static_cast<std::size_t>(&s - a.sites.data());
-    out << "\n#" << i + 1 << "  " << thousands(c.allocations) << " allocations ("
-        << percent(c.allocations, t.allocations) << "), " << thousands(c.bytes_allocated)
-        << " bytes, " << thousands(c.temporary) << " temporary ("
-        << percent(c.temporary, c.allocations) << "), peak " << thousands(c.peak_bytes) << " bytes";
+    out << "\n#" << i + 1 << "  " << counted(c.allocations, "allocation") << " ("
+        << percent(c.allocations, t.allocations) << "), " << counted(c.bytes_allocated, "byte")
+        << ", " << thousands(c.temporary) << " temporary (" << percent(c.temporary, c.allocations)
+        << "), " << max_live_text(s) << ", at peak " << counted(c.peak_bytes, "byte");
     if (c.leaked_allocations != 0) {
-      out << ", leaked " << thousands(c.leaked_allocations) << " (" << thousands(c.leaked_bytes)
-          << " bytes";
+      // The program's leaks, then apart what the C and C++ runtimes keep until exit (a stdout
+      // buffer made by the program's printf is the C library's, not a leak of that line).
       const auto rt = runtime.find(static_cast<std::uint32_t>(index));
-      if (rt != runtime.end() && rt->second.totals.leaked_allocations != 0) {
-        const bool all = rt->second.totals.leaked_bytes == c.leaked_bytes;
-        out << ", " << (all ? std::string("all") : thousands(rt->second.totals.leaked_bytes))
-            << " the runtime's: " << analyze::runtime_reason_text(rt->second.reason);
-      }
-      out << ")";
+      const counters kept = rt == runtime.end() ? counters{} : rt->second.totals;
+      if (c.leaked_allocations != kept.leaked_allocations)
+        out << ", leaked " << thousands(c.leaked_allocations - kept.leaked_allocations) << " ("
+            << counted(c.leaked_bytes - kept.leaked_bytes, "byte") << ")";
+      if (kept.leaked_allocations != 0)
+        out << ", kept by the runtime " << thousands(kept.leaked_allocations) << " ("
+            << counted(kept.leaked_bytes, "byte") << ": "
+            << analyze::runtime_reason_text(rt->second.reason) << ")";
     }
     out << '\n';
     write_site_sizes(out, s);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -238,6 +239,7 @@ TEST(Analyze, PeakMatchesABruteForceReplay) {
     std::uint64_t peak = 0;
     std::uint64_t site_live[4] = {};
     std::uint64_t site_peak[4] = {};
+    std::uint64_t site_max[4] = {};
     std::uint64_t t = 1;
     for (int i = 0; i < 300; ++i, ++t) {
       const std::uint64_t addr = 0x100 + (rng() % 40) * 16;
@@ -254,6 +256,7 @@ TEST(Analyze, PeakMatchesABruteForceReplay) {
         live[addr] = {size, s};
         live_bytes += size;
         site_live[s] += size;
+        site_max[s] = std::max(site_max[s], site_live[s]);
         if (live_bytes > peak) {
           peak = live_bytes;
           for (int k = 1; k <= 3; ++k) site_peak[k] = site_live[k];
@@ -272,8 +275,94 @@ TEST(Analyze, PeakMatchesABruteForceReplay) {
         found = true;
         EXPECT_EQ(s.totals.peak_bytes, site_peak[k]) << "round " << round << " site " << k;
         EXPECT_EQ(s.totals.leaked_bytes, site_live[k]);
+        EXPECT_EQ(s.totals.max_live_bytes, site_max[k]) << "round " << round << " site " << k;
+        EXPECT_TRUE(s.max_live_exact());
       }
       EXPECT_TRUE(found || site_peak[k] == 0);
+    }
+  }
+}
+
+TEST(Analyze, MaxLiveIsEachSitesOwnMaximumNotItsShareOfThePeak) {
+  // A allocates 3 x 100 bytes and frees them before B's peak: A has nothing live at the peak,
+  // but 300 bytes were live at once.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).stack(2, {0x2000});
+  w.alloc(1, 100, 0xA1, 1).alloc(2, 100, 0xA2, 1).alloc(3, 100, 0xA3, 1);  // A: 300 live
+  w.free(4, 0xA1).free(5, 0xA2).free(6, 0xA3);                             // A: 0
+  w.alloc(7, 500, 0xB1, 2);                                                // B: 500, the peak
+  w.free(8, 0xB1);
+  w.alloc(9, 40, 0xA4, 1);  // A: 40 after the peak
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.peak_bytes, 500u);
+  EXPECT_EQ(a.totals.max_live_bytes, 500u);
+  const site& sa = site_at(a, 0x1000);
+  EXPECT_EQ(sa.totals.peak_bytes, 0u);
+  EXPECT_EQ(sa.totals.max_live_bytes, 300u);
+  EXPECT_EQ(sa.max_live_at_least, 300u);
+  EXPECT_TRUE(sa.max_live_exact());
+  const site& sb = site_at(a, 0x2000);
+  EXPECT_EQ(sb.totals.peak_bytes, 500u);
+  EXPECT_EQ(sb.totals.max_live_bytes, 500u);
+}
+
+TEST(Analyze, MaxLiveOfASiteOfSeveralStacksIsARangeUnlessTheyAgree) {
+  // Two stacks that differ only in the C runtime's start frames (outside the line) are one site
+  // once folded: their maxima at different moments (100, then 200) say only that the site's is
+  // 200..300 (it is 200); at one moment (100 + 200 together), 300 exactly.
+  for (const bool together : {false, true}) {
+    trace_writer w;
+    w.block(1, 0);
+    w.module(1, 1, 0x400000, "/nonexistent/app", {{0x400000, 0x1000}});
+    w.module(1, 2, 0x7f0000000000, "/nonexistent/libc.so.6", {{0x7f0000001000, 0x2000}});
+    w.stack(1, {0x400100, 0x7f0000001100, 0x400050});
+    w.stack(2, {0x400100, 0x7f0000001200, 0x400060});
+    w.alloc(2, 100, 0xA1, 1);
+    if (!together) w.free(3, 0xA1);
+    w.alloc(4, 200, 0xA2, 2);
+    w.free(5, 0xA2);
+    if (together) w.free(6, 0xA1);
+    w.end_block();
+    const analysis a = run(w);
+    ASSERT_EQ(a.sites.size(), 1u);
+    const site& s = a.sites[0];
+    EXPECT_EQ(s.folded_start_frames, 2u);
+    EXPECT_EQ(s.totals.max_live_bytes, 300u) << together;
+    EXPECT_EQ(s.max_live_at_least, together ? 300u : 200u);
+    EXPECT_EQ(s.max_live_exact(), together);
+  }
+}
+
+TEST(Analyze, TheCRuntimesStartFramesAreFoldedOffTheOuterEnd) {
+  // Unsymbolized: main's line, __libc_start_call_main and __libc_start_main_impl in libc.so.6,
+  // _start in the executable (a frame without a name that calls the C library's start frames);
+  // a thread: its function, start_thread and clone3 in libc.so.6.
+  trace_writer w;
+  w.block(1, 0);
+  w.module(1, 1, 0x400000, "/nonexistent/app", {{0x400000, 0x1000}});
+  w.module(1, 2, 0x7f0000000000, "/nonexistent/libc.so.6", {{0x7f0000001000, 0x2000}});
+  w.stack(1, {0x400100, 0x400200, 0x7f0000001100, 0x7f0000001200, 0x400050});
+  w.stack(2, {0x400300, 0x7f0000001300, 0x7f0000001400});
+  w.alloc(2, 8, 0xA1, 1).alloc(3, 8, 0xA2, 2);
+  w.end_block();
+  for (const bool fold : {true, false}) {
+    lowalloc::analyze::options o;
+    o.symbolize = false;
+    o.fold_allocator = fold;
+    const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+    const site& main_site = site_at(a, 0x400100);
+    ASSERT_EQ(main_site.stack.size(), fold ? 2u : 5u);
+    EXPECT_EQ(main_site.stack[1].address, 0x400200u);
+    EXPECT_EQ(main_site.folded_start_frames, fold ? 3u : 0u);
+    const site& thread_site = site_at(a, 0x400300);
+    EXPECT_EQ(thread_site.stack.size(), fold ? 1u : 3u);
+    EXPECT_EQ(thread_site.folded_start_frames, fold ? 2u : 0u);
+    // The stacks keep every frame (advise and the runtime's rules read them).
+    for (std::size_t i = 0; i < a.stacks.size(); ++i) {
+      if (a.stacks[i].totals.allocations == 0) continue;
+      const auto frames = a.stack_frames(i);
+      EXPECT_EQ(frames.size(), frames[0].address == 0x400100 ? 5u : 3u);
     }
   }
 }

@@ -464,6 +464,27 @@ TEST(Operation, ContainerTypesAsTheUserWroteThem) {
                            "const&)"),
             "std::vector<double>");
   EXPECT_EQ(container_type("parse(char const*)"), "");
+  // lowalloc's types by their aliases (libstdc++'s spelling, then libc++'s).
+  EXPECT_EQ(
+      container_type("std::vector<lowalloc::basic_string<char, lowalloc::small_storage<char, "
+                     "32ul, std::allocator<char> >, std::char_traits<char> >, "
+                     "std::allocator<lowalloc::basic_string<char, lowalloc::small_storage<"
+                     "char, 32ul, std::allocator<char> >, std::char_traits<char> > > "
+                     ">::push_back(lowalloc::basic_string<char, lowalloc::small_storage<char, "
+                     "32ul, std::allocator<char> >, std::char_traits<char> >&&)"),
+      "std::vector<lowalloc::small_string<32>>");
+  EXPECT_EQ(container_type("std::__1::unordered_map<lowalloc::basic_string<char, "
+                           "lowalloc::fixed_storage<char, 16ul>, std::__1::char_traits<char> >, "
+                           "long, std::__1::hash<lowalloc::basic_string<char, "
+                           "lowalloc::fixed_storage<char, 16ul>, std::__1::char_traits<char> > >, "
+                           "std::__1::equal_to<lowalloc::basic_string<char, "
+                           "lowalloc::fixed_storage<char, 16ul>, std::__1::char_traits<char> > >, "
+                           "std::__1::allocator<std::__1::pair<lowalloc::basic_string<char, "
+                           "lowalloc::fixed_storage<char, 16ul>, std::__1::char_traits<char> > "
+                           "const, long> > >::operator[](lowalloc::basic_string<char, "
+                           "lowalloc::fixed_storage<char, 16ul>, std::__1::char_traits<char> > "
+                           "const&)"),
+            "std::unordered_map<lowalloc::fixed_string<16>, long>");
 }
 
 TEST(Operation, TextNamesTheCallTheUserWrote) {

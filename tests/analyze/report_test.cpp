@@ -2,7 +2,9 @@
 // status, messages. The JSON output is parsed by a small strict parser below.
 #include "report/report.hpp"
 #include "analyze/analysis.hpp"
+#include "analyze/objects.hpp"
 #include "cli/commands.hpp"
+#include "report/advice.hpp"
 #include "report/common.hpp"
 #include "support/trace_writer.hpp"
 
@@ -378,6 +380,179 @@ TEST(Report, StdStringIsShortenedInTextAndFolded) {
   EXPECT_TRUE(contains(js.str(), "std::__cxx11::basic_string<char"));
 }
 
+// The names `nm -C` prints for a program built with lowalloc's types: g++ 12 with libstdc++, and
+// clang's mangling with libc++ (std::__1::) demangled by the same demangler.
+TEST(Report, LowallocTypesAreShortenedAsTheUserWroteThem) {
+  using lowalloc::report::readable;
+  // libstdc++
+  EXPECT_EQ(readable("lowalloc::basic_string<char, lowalloc::small_storage<char, 32ul, "
+                     "std::allocator<char> >, std::char_traits<char> >::grow_keep(unsigned long)"),
+            "lowalloc::small_string<32>::grow_keep(unsigned long)");
+  EXPECT_EQ(readable("use_f(lowalloc::basic_string<char, lowalloc::fixed_storage<char, 16ul>, "
+                     "std::char_traits<char> >&)"),
+            "use_f(lowalloc::fixed_string<16>&)");
+  EXPECT_EQ(readable("use_w(lowalloc::basic_string<wchar_t, lowalloc::small_storage<wchar_t, 8ul, "
+                     "std::allocator<wchar_t> >, std::char_traits<wchar_t> >&)"),
+            "use_w(lowalloc::small_wstring<8>&)");
+  EXPECT_EQ(readable("use_p(lowalloc::basic_string<char, lowalloc::small_storage<char, 32ul, "
+                     "std::pmr::polymorphic_allocator<char> >, std::char_traits<char> >&)"),
+            "use_p(lowalloc::pmr::small_string<32>&)");
+  EXPECT_EQ(readable("use_v(lowalloc::small_vector<int, 8ul, std::allocator<int> >&)"),
+            "use_v(lowalloc::small_vector<int, 8>&)");
+  EXPECT_EQ(readable("use_b(lowalloc::small_vector_base<int, std::allocator<int> >&)"),
+            "use_b(lowalloc::small_vector_base<int>&)");
+  EXPECT_EQ(readable("use_i(lowalloc::inplace_vector<int, 4ul>&)"),
+            "use_i(lowalloc::inplace_vector<int, 4>&)");
+  EXPECT_EQ(readable("use_vs(lowalloc::small_vector<std::__cxx11::basic_string<char, "
+                     "std::char_traits<char>, std::allocator<char> >, 4ul, "
+                     "std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>, "
+                     "std::allocator<char> > > >&)"),
+            "use_vs(lowalloc::small_vector<std::string, 4>&)");
+  EXPECT_EQ(
+      readable("use_vv(std::vector<lowalloc::basic_string<char, lowalloc::small_storage<char, "
+               "32ul, std::allocator<char> >, std::char_traits<char> >, "
+               "std::allocator<lowalloc::basic_string<char, lowalloc::small_storage<char, "
+               "32ul, std::allocator<char> >, std::char_traits<char> > > >&)"),
+      "use_vv(std::vector<lowalloc::small_string<32>, "
+      "std::allocator<lowalloc::small_string<32>> >&)");
+  // libc++
+  EXPECT_EQ(readable("use_s(lowalloc::basic_string<char, lowalloc::small_storage<char, 32ul, "
+                     "std::__1::allocator<char> >, std::__1::char_traits<char> >&)"),
+            "use_s(lowalloc::small_string<32>&)");
+  EXPECT_EQ(readable("use_f(lowalloc::basic_string<char, lowalloc::fixed_storage<char, 16ul>, "
+                     "std::__1::char_traits<char> >&)"),
+            "use_f(lowalloc::fixed_string<16>&)");
+  EXPECT_EQ(readable("use_v(lowalloc::small_vector<int, 8ul, std::__1::allocator<int> >&)"),
+            "use_v(lowalloc::small_vector<int, 8>&)");
+  EXPECT_EQ(readable("use_b(lowalloc::small_vector_base<int, std::__1::allocator<int> >&)"),
+            "use_b(lowalloc::small_vector_base<int>&)");
+  // Arguments that are not the defaults stay; so do names that are not lowalloc's templates.
+  EXPECT_EQ(readable("lowalloc::small_vector<int, 8ul, my_alloc<int> >::push_back(int&&)"),
+            "lowalloc::small_vector<int, 8, my_alloc<int>>::push_back(int&&)");
+  EXPECT_EQ(readable("lowalloc::basic_string<char, lowalloc::small_storage<char, 24ul, "
+                     "arena_allocator<char> >, std::char_traits<char> >::append(char const*)"),
+            "lowalloc::small_string<24, arena_allocator<char>>::append(char const*)");
+  EXPECT_EQ(readable("lowalloc::basic_string<char, lowalloc::fixed_storage<char, 8ul>, "
+                     "ci_traits>::assign(char const*)"),
+            "lowalloc::basic_string<char, lowalloc::fixed_storage<char, 8>, ci_traits>::assign("
+            "char const*)");
+  EXPECT_EQ(readable("mylowalloc::small_vector<int, 8ul>::f()"),
+            "mylowalloc::small_vector<int, 8ul>::f()");
+  EXPECT_EQ(readable("lowalloc::analyze::build_sites(analysis&, bool)"),
+            "lowalloc::analyze::build_sites(analysis&, bool)");
+}
+
+TEST(Report, CountsAgreeWithTheirNouns) {
+  using lowalloc::report::counted;
+  using lowalloc::report::noun;
+  EXPECT_EQ(counted(0, "allocation"), "0 allocations");
+  EXPECT_EQ(counted(1, "allocation"), "1 allocation");
+  EXPECT_EQ(counted(2, "byte"), "2 bytes");
+  EXPECT_EQ(counted(1234, "byte"), "1,234 bytes");
+  EXPECT_EQ(counted(1, "more size"), "1 more size");
+  EXPECT_EQ(noun(1, "child", "children"), "child");
+  EXPECT_EQ(noun(3, "child", "children"), "children");
+}
+
+// A trace of one allocation of one byte, leaked, from one site: every count of the text is 1.
+TEST(Report, TextOfCountsOfOne) {
+  analysis a;
+  site s;
+  s.stack = frame_list({make_frame(0x401000, "main", "/src/main.cpp", 3)});
+  s.totals = {1, 1, 0, 0, 1, 1, 1, 1};
+  s.max_live_at_least = 1;
+  s.sizes.add(1, 1);
+  a.sites = {s};
+  a.totals = s.totals;
+  a.threads = 1;
+  const std::string t = text_of(a);
+  EXPECT_TRUE(contains(t, "\nleaked                         1  allocation, 1 byte (1 B)\n")) << t;
+  EXPECT_TRUE(contains(t, "\npeak                           1  byte live (1 B)\n")) << t;
+  EXPECT_TRUE(contains(t, "\n1 site by allocations\n")) << t;
+  EXPECT_TRUE(contains(t,
+                       "\n#1  1 allocation (100 %), 1 byte, 0 temporary (0.0 %), max live 1 byte, "
+                       "at peak 1 byte, leaked 1 (1 byte)\n"))
+      << t;
+  EXPECT_FALSE(contains(t, " 1 allocations")) << t;
+  EXPECT_FALSE(contains(t, " 1 bytes")) << t;
+}
+
+// A site's own maximum and its share of the process's peak are two figures, each labelled, in the
+// text and the JSON; a maximum its stacks do not say exactly is a range.
+TEST(Report, MaxLiveAndAtPeakOfASite) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).stack(2, {0x2000});
+  w.alloc(1, 100, 0xA1, 1).alloc(2, 100, 0xA2, 1).alloc(3, 100, 0xA3, 1);
+  w.free(4, 0xA1).free(5, 0xA2).free(6, 0xA3);
+  w.alloc(7, 500, 0xB1, 2).free(8, 0xB1);
+  w.end_block();
+  lowalloc::analyze::options o;
+  o.symbolize = false;
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), o);
+  const std::string t = text_of(a);
+  EXPECT_TRUE(contains(t,
+                       "\n#1  3 allocations (75 %), 300 bytes, 1 temporary (33 %), max live 300 "
+                       "bytes, at peak 0 bytes\n"))
+      << t;
+  EXPECT_TRUE(contains(t,
+                       "\n#2  1 allocation (25 %), 500 bytes, 1 temporary (100 %), max live 500 "
+                       "bytes, at peak 500 bytes\n"))
+      << t;
+  std::ostringstream js;
+  lowalloc::report::write_json(js, a, report_options{});
+  const json j = parse_json(js.str());
+  EXPECT_EQ(j["format_version"].n, 2);
+  EXPECT_EQ(j["sites"][0u]["peak"]["bytes"].n, 0);
+  EXPECT_EQ(j["sites"][0u]["max_live"]["bytes"].n, 300);
+  EXPECT_EQ(j["sites"][0u]["max_live"]["at_least"].n, 300);
+  EXPECT_EQ(j["sites"][1u]["peak"]["bytes"].n, 500);
+  EXPECT_EQ(j["sites"][1u]["max_live"]["bytes"].n, 500);
+  // Two stacks of one site that peak apart: 200..300.
+  analysis b = a;
+  b.sites[0].max_live_at_least = 200;
+  EXPECT_TRUE(contains(text_of(b), ", max live 200..300 bytes, at peak 0 bytes\n"));
+}
+
+// advise on a trace of one allocation, at one site: every count in the singular; --top 0 looks at
+// no site and says so.
+TEST(Report, AdviseTextOfCountsOfOneAndTopZero) {
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 1, 0xA1, 1).end(2).end_block();
+  lowalloc::analyze::object_tracker tracker;
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(),
+                                                       lowalloc::analyze::options{}, {&tracker});
+  tracker.finish();
+  const lowalloc::analyze::cost_model costs{};
+  lowalloc::analyze::advise_options opts;
+  const std::vector<lowalloc::analyze::advice_item> advice =
+      lowalloc::analyze::advise(a, tracker, costs, opts);
+  std::ostringstream text;
+  lowalloc::report::write_advice_text(text, a, advice, costs, opts.top_sites);
+  const std::string t = text.str();
+  EXPECT_EQ(t.rfind("lowalloc advise: 1 allocation; costs ", 0), 0u) << t;
+  EXPECT_TRUE(contains(t, "\n    1 allocation\n")) << t;
+  EXPECT_TRUE(contains(t, "nothing worth changing: rare: 1 allocation\n")) << t;
+  EXPECT_FALSE(contains(t, "1 allocations")) << t;
+  std::ostringstream none;
+  lowalloc::report::write_advice_text(none, a, {}, costs, 0);
+  EXPECT_TRUE(contains(none.str(), "\n\nno sites looked at (--top 0)\n")) << none.str();
+  EXPECT_FALSE(contains(none.str(), "no sites to advise on")) << none.str();
+}
+
+// --top 0: the summary and how many sites there are, no site.
+TEST(Report, TopZeroPrintsTheSummaryOnly) {
+  report_options ro;
+  ro.top = 0;
+  const std::string t = text_of(sample(), ro);
+  EXPECT_TRUE(contains(t, "\n\n3 sites by allocations, none shown (--top 0)\n")) << t;
+  EXPECT_FALSE(contains(t, "#1")) << t;
+  EXPECT_FALSE(contains(t, "no sites")) << t;
+  EXPECT_TRUE(contains(t, "\nallocations            1,512,346")) << t;
+  std::ostringstream js;
+  lowalloc::report::write_json(js, sample(), ro);
+  EXPECT_TRUE(parse_json(js.str())["sites"].items.empty());
+}
+
 TEST(Report, LongStacksAreCut) {
   analysis a;
   site s;
@@ -536,8 +711,8 @@ TEST(Report, AnalyzedTraceRoundTrip) {
   EXPECT_EQ(j["allocations"].n, 101);
   EXPECT_EQ(j["temporary"].n, 100);
   EXPECT_EQ(j["leaked"]["bytes"].n, 1000);
-  ASSERT_EQ(j["sites"][0]["stack"].items.size(), 1u);
-  const json& f = j["frames"][static_cast<std::size_t>(j["sites"][0]["stack"][0].n)];
+  ASSERT_EQ(j["sites"][0u]["stack"].items.size(), 1u);
+  const json& f = j["frames"][static_cast<std::size_t>(j["sites"][0u]["stack"][0].n)];
   EXPECT_EQ(f["address"].s, "0x1000");
   EXPECT_EQ(f["module"].kind, json::null);
 }

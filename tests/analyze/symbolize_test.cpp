@@ -425,3 +425,36 @@ TEST(Fold, FoldingHidesFramesFromSitesButTheStacksKeepThem) {
 }
 
 }  // namespace
+
+TEST(Fold, TheCRuntimesStartFramesAtTheOutermostEnd) {
+  using lowalloc::analyze::detail::start_fold_count;
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  // As glibc 2.36 names them: main's caller, __libc_start_main's internal name, _start.
+  EXPECT_EQ(
+      start_fold_count({named("malloc", libc), named("main"), named("__libc_start_call_main", libc),
+                        named("__libc_start_main_impl", libc), named("_start")}),
+      3u);
+  EXPECT_EQ(start_fold_count({named("work()"), named("main"), named("__libc_start_main", libc),
+                              named("_start")}),
+            2u);
+  // A thread: its function stays.
+  EXPECT_EQ(start_fold_count(
+                {named("worker(void*)"), named("start_thread", libc), named("clone3", libc)}),
+            2u);
+  // Without names: libc's frames, and the frame without a name that calls them (_start).
+  frame app = named("");
+  app.module = "/usr/bin/app";
+  frame in_libc = named("");
+  in_libc.module = libc;
+  EXPECT_EQ(start_fold_count({app, app, in_libc, in_libc, app}), 3u);
+  EXPECT_EQ(start_fold_count({app, in_libc, in_libc}), 2u);
+  // Only at the outermost end, and never the last frame.
+  EXPECT_EQ(start_fold_count({named("main"), named("user()")}), 0u);
+  EXPECT_EQ(start_fold_count({named("__libc_start_main", libc), named("user()")}), 0u);
+  EXPECT_EQ(start_fold_count({named("__libc_start_call_main", libc), named("_start")}), 1u);
+  EXPECT_EQ(start_fold_count({named("_start")}), 0u);
+  EXPECT_EQ(start_fold_count({}), 0u);
+  // A user's function of another name in the executable is not the entry point.
+  EXPECT_EQ(start_fold_count({named("main"), named("__libc_start_main", libc), named("begin")}),
+            0u);
+}

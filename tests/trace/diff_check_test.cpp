@@ -241,6 +241,83 @@ TEST_F(diff_check_test, the_runtime_does_not_break_a_leak_limit) {
   EXPECT_TRUE(contains(report.out, "the runtime's")) << report.out;
 }
 
+// The report of a program that leaks 1,000 bytes and calls printf: stdout's buffer, made at the
+// printf line, is the C library's, apart from the program's leak; main's callers in the C
+// runtime (__libc_start_call_main, __libc_start_main, _start) are folded off every stack.
+TEST_F(diff_check_test, report_shows_the_runtimes_blocks_apart_and_folds_the_start_frames) {
+  const std::string leaky = trace("diff_program", {"10", "leak"});
+  const command_result r = lowalloc({"report", leaky, "--top", "100"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Each site's block: its header line and its "at" line.
+  const auto site_block = [&](const std::string& at) {
+    const std::size_t where = r.out.find(at);
+    if (where == std::string::npos) return std::string();
+    const std::size_t begin = r.out.rfind("\n#", where);
+    return r.out.substr(begin + 1, where - begin - 1);
+  };
+  // The lines of the two sites: the stdout buffer's (main's printf) and the 1,000 bytes'.
+  const analyze::analysis a = read(leaky);
+  unsigned printf_line = 0;
+  unsigned leak_line = 0;
+  for (const auto& [index, part] : analyze::runtime_by_site(a))
+    if (part.reason == analyze::runtime_reason::stdio_buffer)
+      printf_line = a.sites[index].stack[0].line;
+  for (const analyze::site& s : a.sites)
+    if (s.totals.allocations == 1 && s.totals.bytes_allocated == 1000) leak_line = s.stack[0].line;
+  ASSERT_NE(printf_line, 0u);
+  ASSERT_NE(leak_line, 0u);
+  const std::string printf_site =
+      site_block("diff_program.cpp:" + std::to_string(printf_line) + ")\n");
+  EXPECT_TRUE(contains(printf_site, "\n    at main (")) << r.out;  // the user's printf line
+  EXPECT_TRUE(contains(printf_site, ", kept by the runtime 1 (")) << r.out;
+  EXPECT_TRUE(contains(printf_site, " bytes: stdio buffers)\n")) << r.out;
+  EXPECT_FALSE(contains(printf_site, "leaked")) << r.out;
+  const std::string leak_site = site_block("diff_program.cpp:" + std::to_string(leak_line) + ")\n");
+  EXPECT_TRUE(contains(leak_site, ", leaked 1 (1,000 bytes)\n")) << r.out;
+  EXPECT_FALSE(contains(leak_site, "runtime")) << r.out;
+  EXPECT_FALSE(contains(r.out, "__libc_start")) << r.out;
+  EXPECT_FALSE(contains(r.out, "_start (")) << r.out;
+  // Unfolded, the stacks have them.
+  const command_result full = lowalloc({"report", leaky, "--no-fold", "--top", "100"});
+  ASSERT_EQ(full.status, 0) << full.err;
+  EXPECT_TRUE(contains(full.out, "__libc_start_main")) << full.out;
+}
+
+// One new site of one allocation: every count of 1 in the singular; --top 0 shows no site.
+TEST_F(diff_check_test, diff_counts_of_one_and_top_zero) {
+  const std::string clean = trace("diff_program", {"10"});
+  const std::string leaky = trace("diff_program", {"10", "leak"});
+  command_result r = lowalloc({"diff", clean, leaky});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "; 1 new, 0 gone\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n#1  new: 1 allocation, 1,000 bytes, leaked 1,000 bytes\n"))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, " 1 allocations")) << r.out;
+  r = lowalloc({"diff", clean, leaky, "--top", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\n\n1 changed site, none shown (--top 0)\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nleaked bytes ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "#1")) << r.out;
+  EXPECT_FALSE(contains(r.out, "more changed")) << r.out;
+  // report and advise agree: the summary, no site.
+  r = lowalloc({"report", leaky, "--top", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, " sites by allocations, none shown (--top 0)\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "#1")) << r.out;
+}
+
+// A site's own maximum and its value at the peak, in the diff's words: exact for the map's nodes
+// (one stack), a bound for the strings of words() (several stacks, which peak apart).
+TEST_F(diff_check_test, diff_says_max_live_and_at_peak) {
+  const std::string base = trace("diff_program", {"100"});
+  const std::string grown = trace("diff_program", {"110"});
+  const command_result r = lowalloc({"diff", base, grown});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\n    max live 4,800 -> 5,280 bytes\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, " bytes (at most)\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "    peak ")) << r.out;
+}
+
 TEST_F(diff_check_test, check_against_a_baseline) {
   const std::string base = trace("diff_program", {"100"});
   const std::string edited = trace("diff_program_edited", {"100"});

@@ -1474,7 +1474,12 @@ TEST_F(trace_test, advise_prints_its_advice_in_text_and_json_and_refuses_bad_inp
   EXPECT_EQ(run_command({lowalloc_cli, "advise"}, d).status, 2);
   EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--format", "xml"}, d).status,
             2);
-  EXPECT_EQ(run_command({lowalloc_cli, "advise", t.trace.string(), "--top", "0"}, d).status, 2);
+  // --top 0: no sites looked at, the summary line only (as report and diff).
+  const command_result top0 =
+      run_command({lowalloc_cli, "advise", t.trace.string(), "--top", "0"}, d);
+  EXPECT_EQ(top0.status, 0) << top0.err;
+  EXPECT_TRUE(contains(top0.out, "\n\nno sites looked at (--top 0)\n")) << top0.out;
+  EXPECT_FALSE(contains(top0.out, "#1 ")) << top0.out;
   command_result foreign = run_command({lowalloc_cli, "advise", "/bin/true"}, d);
   EXPECT_EQ(foreign.status, 2);
   EXPECT_TRUE(contains(foreign.err, "not a lowalloc trace")) << foreign.err;
