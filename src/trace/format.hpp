@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 2: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 3: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,7 +8,8 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 2;
+inline constexpr std::uint16_t version = 3;
+// Version 2 lacks MODULE_ID.
 // Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT.
 inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
@@ -17,6 +18,8 @@ inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endia
 inline constexpr std::uint32_t block_header_size = 16;
 inline constexpr std::uint32_t max_block_bytes = 16u << 20;
 inline constexpr std::uint32_t max_string_bytes = 64u << 10;
+// A GNU build id is 20 bytes (SHA-1) for GCC and clang; the record keeps up to this many.
+inline constexpr std::uint32_t max_build_id_bytes = 64;
 
 enum tag : std::uint8_t {
   tag_time = 0x01,
@@ -37,6 +40,7 @@ enum tag : std::uint8_t {
   tag_exec = 0x1D,
   tag_free_kept = 0x1E,
   tag_kept = 0x1F,
+  tag_module_id = 0x21,
 };
 
 enum alloc_kind : std::uint8_t {
