@@ -152,6 +152,34 @@ TEST_F(modules_test, a_rebuilt_binary_prints_module_offsets_and_says_so_once) {
   EXPECT_TRUE(contains(no_dir.err, "--debug-path needs a value")) << no_dir.err;
 }
 
+// Without a build id, the file's size and modification time tell: a binary touched after the
+// trace is not trusted; a copy of the same size in a --debug-path directory is.
+TEST_F(modules_test, a_binary_without_build_id_is_checked_by_size_and_time) {
+  const fs::path exe = copy_program("module_program_no_build_id", "bin");
+  const std::string file = trace(exe);
+  const fs::path saved = copy_program("module_program_no_build_id", "saved");
+  const command_result same = lowalloc({"report", file});
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_TRUE(contains(same.out, "at module_alloc (")) << same.out;
+  EXPECT_EQ(same.err, "");
+
+  fs::last_write_time(exe, fs::last_write_time(exe) + std::chrono::hours(1));
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "module_alloc")) << r.out;
+  EXPECT_TRUE(contains(r.out, "at module_program+0x")) << r.out;
+  EXPECT_EQ(count(r.err, changed), 1u) << r.err;
+  const std::string size = std::to_string(fs::file_size(exe));
+  EXPECT_TRUE(contains(
+      r.err, exe.string() + " " + changed + " (no build id; size " + size + " bytes, modified "))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, " UTC when traced, size " + size + " bytes, modified ")) << r.err;
+
+  const command_result fixed = lowalloc({"report", file, "--debug-path", saved.parent_path()});
+  EXPECT_TRUE(contains(fixed.out, "at module_alloc (")) << fixed.out;
+  EXPECT_EQ(fixed.err, "");
+}
+
 TEST_F(modules_test, a_deleted_binary_prints_module_offsets_and_says_it_is_missing) {
   const fs::path exe = copy_program("module_program", "bin");
   const std::string file = trace(exe);
