@@ -55,6 +55,21 @@ unsigned alloc_line() {
   return 0;
 }
 
+// Whether a report shows module_alloc()'s frame with its file and line as its innermost frame.
+// The file as DWARF names it: its directory depends on where the object was compiled (a shared
+// compiler cache may hand out another checkout's object), its name and line do not.
+bool shows_alloc_line(const std::string& report) {
+  const std::string start = "    at module_alloc (";
+  const std::size_t at = report.find(start);
+  if (at == std::string::npos) return false;
+  const std::size_t end = report.find(")\n", at);
+  const std::string place = report.substr(at + start.size(), end - at - start.size());
+  const std::string wanted = "module_program.c:" + std::to_string(alloc_line());
+  return place.size() >= wanted.size() &&
+         place.compare(place.size() - wanted.size(), wanted.size(), wanted) == 0 &&
+         (place.size() == wanted.size() || place[place.size() - wanted.size() - 1] == '/');
+}
+
 class modules_test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -133,11 +148,9 @@ TEST_F(modules_test, a_rebuilt_binary_prints_module_offsets_and_says_so_once) {
   EXPECT_EQ(count(d.err, changed), 1u) << d.err;
 
   // A copy of the traced binary in a --debug-path directory: the right functions and lines.
-  const std::string where = "module_alloc (" + std::string(LOWALLOC_TEST_MODULE_SOURCE) + ":" +
-                            std::to_string(alloc_line()) + ")";
   const command_result fixed = lowalloc({"report", file, "--debug-path", original.parent_path()});
   EXPECT_EQ(fixed.status, 0) << fixed.err;
-  EXPECT_TRUE(contains(fixed.out, "at " + where)) << fixed.out;
+  EXPECT_TRUE(shows_alloc_line(fixed.out)) << fixed.out;
   EXPECT_FALSE(contains(fixed.err, changed)) << fixed.err;
   for (const char* command : {"advise", "check"}) {
     std::vector<std::string> args = {command, file,
@@ -224,9 +237,7 @@ TEST_F(modules_test, a_stripped_binary_says_it_has_no_lines_and_its_debug_file_g
   const command_result lines =
       lowalloc({"report", file, "--debug-path", (dir_ / "debug").string()});
   EXPECT_EQ(lines.status, 0) << lines.err;
-  EXPECT_TRUE(contains(lines.out, "at module_alloc (" + std::string(LOWALLOC_TEST_MODULE_SOURCE) +
-                                      ":" + std::to_string(alloc_line()) + ")"))
-      << lines.out;
+  EXPECT_TRUE(shows_alloc_line(lines.out)) << lines.out;
   EXPECT_FALSE(contains(lines.err, no_lines)) << lines.err;
 }
 
