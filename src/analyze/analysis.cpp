@@ -9,6 +9,10 @@
 #include "analyze/trace_reader.hpp"
 #include "trace/format.hpp"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <string>
 #include <utility>
 
 namespace lowalloc::analyze {
@@ -80,6 +84,35 @@ analysis analyze_bytes(const void* data, std::size_t size, const options& opts,
   }
 }
 
+// Whether the traced process still writes the trace at `path`, of which `size_read` bytes were
+// read: the process `pid` (from the PROCESS record) has the file open, or the file grew while it
+// was read (the descriptors of another user's process cannot be seen).
+bool still_running(const std::string& path, std::uint64_t pid, std::size_t size_read) {
+  struct stat traced {};
+  if (::stat(path.c_str(), &traced) != 0) return false;
+  if (static_cast<std::uint64_t>(traced.st_size) > size_read) return true;
+  if (pid == 0) return false;
+  std::string dir = "/proc/";
+  dir += std::to_string(pid);
+  dir += "/fd";
+  DIR* fds = ::opendir(dir.c_str());
+  if (fds == nullptr) return false;
+  bool open = false;
+  while (const dirent* e = ::readdir(fds)) {
+    if (e->d_name[0] == '.') continue;
+    std::string fd = dir;
+    fd += '/';
+    fd += e->d_name;
+    struct stat st {};
+    if (::stat(fd.c_str(), &st) == 0 && st.st_dev == traced.st_dev && st.st_ino == traced.st_ino) {
+      open = true;
+      break;
+    }
+  }
+  ::closedir(fds);
+  return open;
+}
+
 }  // namespace
 
 counters analysis::runtime_totals() const noexcept {
@@ -100,7 +133,9 @@ analysis analyze_buffer(const void* data, std::size_t size, const options& opts)
 analysis analyze_file(const std::string& path, const options& opts,
                       const std::vector<event_sink*>& sinks) {
   const detail::file_bytes file(path);
-  return analyze_bytes(file.data(), file.size(), opts, sinks, &file);
+  analysis a = analyze_bytes(file.data(), file.size(), opts, sinks, &file);
+  if (!a.complete) a.running = still_running(path, a.process.pid, file.size());
+  return a;
 }
 
 analysis analyze_file(const std::string& path, const options& opts) {

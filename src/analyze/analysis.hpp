@@ -28,9 +28,15 @@ struct analysis {
   std::uint64_t threads = 0;          // streams in the file
   double run_time_seconds = 0;        // first to last timestamp
   bool complete = false;              // END or EXEC seen (the process was not killed)
-  std::string exec_path;              // set if the image ended by exec (EXEC record)
-  std::optional<crash_info> crash;    // set if the recorder's crash handler wrote CRASH
-  std::string truncation;             // why reading stopped early, empty if it did not
+  bool running = false;   // not complete: the process still runs and writes the trace (a file)
+  std::string exec_path;  // set if the image ended by exec (EXEC record)
+  std::optional<crash_info> crash;  // set if the recorder's crash handler wrote CRASH
+  std::string truncation;           // why reading stopped early, empty if it did not
+  /// What the symbolizer found, each said once: traced files that changed or are missing
+  /// ("warning: ...", symbolizer::warnings()), and the user's modules without line information
+  /// ("note: ...", symbolizer::notes()). The commands print them on stderr.
+  std::vector<std::string> module_warnings;
+  std::vector<std::string> line_notes;
   histogram sizes;
 
   // Every distinct stack as recorded, with all its frames (allocator frames included), numbered
@@ -73,6 +79,9 @@ struct analysis {
 struct options {
   bool symbolize = true;       // false: frames carry addresses and modules only
   bool fold_allocator = true;  // sites hide allocator frames (the stacks keep them)
+  /// Directories where copies of changed or missing modules, and separate debug files, are
+  /// looked for (`--debug-path`), before the system's; absolute.
+  std::vector<std::string> debug_paths{};
 };
 
 /// Reads and aggregates a trace. Throws trace_error for a file that is not a lowalloc trace,

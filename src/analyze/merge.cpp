@@ -151,6 +151,7 @@ struct event_merge::state {
   void process_live(stream& s);
   void process_module(stream& s);
   void process_unmodule(stream& s);
+  void note_module_id(const fmt::module_id_record& r);
   std::uint32_t location_of(std::uint64_t ip);
   std::uint32_t child(std::uint32_t parent, std::uint32_t location);
   std::uint32_t new_node(std::uint32_t parent, std::uint32_t location);
@@ -225,6 +226,8 @@ struct event_merge::state {
 
   std::vector<recorded_module> modules_;
   std::unordered_map<std::uint64_t, std::uint32_t> module_of_id_;
+  // MODULE_ID records of modules whose MODULE is not merged yet, by module id.
+  std::unordered_map<std::uint64_t, module_desc> pending_ids_;
   std::map<std::uint64_t, segment_end> segments_;  // loaded, by start address
 
   std::uint64_t first_tick_ = ~std::uint64_t{0};
@@ -412,6 +415,8 @@ struct decode_visitor {
     s.kind = event::module;
     event = true;
   }
+
+  void operator()(const fmt::module_id_record& r) { m.note_module_id(r); }
 
   void operator()(const fmt::unmodule_record& r) {
     m.tick(s, r.dt);
@@ -823,6 +828,15 @@ void event_merge::state::process_module(stream& s) {
   }
   modules_.push_back(std::move(m));
   module_of_id_[s.id_field] = index;
+  if (const auto pending = pending_ids_.find(s.id_field); pending != pending_ids_.end()) {
+    fmt::module_id_record r;
+    r.id = s.id_field;
+    r.build_id = pending->second.build_id;
+    r.size = pending->second.size;
+    r.mtime_ns = pending->second.mtime_ns;
+    note_module_id(r);
+    pending_ids_.erase(pending);
+  }
   for (std::size_t i = 0; i + 1 < s.scratch.size(); i += 2) {
     const std::uint64_t start = s.scratch[i];
     const std::uint64_t size = s.scratch[i + 1];
@@ -832,6 +846,27 @@ void event_merge::state::process_module(stream& s) {
   ++modules_epoch_;
   const module_event e{s.index, s.time, index};
   for (event_sink* sink : sinks_) sink->on_module(e);
+}
+
+void event_merge::state::note_module_id(const fmt::module_id_record& r) {
+  const auto it = module_of_id_.find(r.id);
+  if (it == module_of_id_.end()) {
+    module_desc& d = pending_ids_[r.id];
+    d.build_id = std::string(r.build_id);
+    d.size = r.size;
+    d.mtime_ns = r.mtime_ns;
+    return;
+  }
+  const std::uint32_t index = it->second;
+  recorded_module& m = modules_[index];
+  m.desc.identified = true;
+  m.desc.build_id = std::string(r.build_id);
+  m.desc.size = r.size;
+  m.desc.mtime_ns = r.mtime_ns;
+  // The same path at the same address but another file (rebuilt between a dlclose and a
+  // dlopen): symbolized on its own.
+  if (m.symbolizer_key != index && modules_[m.symbolizer_key].desc.build_id != m.desc.build_id)
+    m.symbolizer_key = index;
 }
 
 void event_merge::state::process_unmodule(stream& s) {

@@ -189,10 +189,15 @@ struct site {
   bool max_live_exact() const noexcept { return max_live_at_least == totals.max_live_bytes; }
 };
 
-/// An ELF object of the traced process as a MODULE record describes it.
+/// An ELF object of the traced process as a MODULE record describes it, and what its file was
+/// (a MODULE_ID record; traces before format version 3 have none).
 struct module_desc {
   std::string path;
   std::uint64_t bias = 0;
+  bool identified = false;  // a MODULE_ID record gave the fields below
+  std::string build_id;     // the GNU build id's bytes; empty if the object has none
+  std::uint64_t size = 0;   // the file's size and modification time; 0 if unknown
+  std::uint64_t mtime_ns = 0;
 };
 
 struct process_info {

@@ -29,7 +29,7 @@ class location_frames {
   location_frames(const std::vector<recorded_module>& modules, const options& opts,
                   frame_table& table)
       : modules_(modules), table_(table) {
-    if (opts.symbolize) sym_ = std::make_unique<detail::symbolizer>();
+    if (opts.symbolize) sym_ = std::make_unique<detail::symbolizer>(opts.debug_paths);
   }
 
   /// The run of table.frames (first, count) of `address` in recorded module `m`.
@@ -47,6 +47,14 @@ class location_frames {
     auto [it, added] = others_.try_emplace({key, address}, 0);
     if (added) it->second = add(key, address, m);
     return {runs_[it->second].first, runs_[it->second].count};
+  }
+
+  /// What the symbolizer had to say about the modules (symbolizer::warnings(), notes()).
+  std::vector<std::string> warnings() const {
+    return sym_ != nullptr ? sym_->warnings() : std::vector<std::string>();
+  }
+  std::vector<std::string> notes() const {
+    return sym_ != nullptr ? sym_->notes() : std::vector<std::string>();
   }
 
   /// Whether each frame of the table is allocator plumbing (fold.hpp), decided once per frame.
@@ -213,6 +221,8 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
         }));
   }
   a.frames = std::move(table);
+  a.module_warnings = locations.warnings();
+  a.line_notes = locations.notes();
 }
 
 namespace {

@@ -8,11 +8,21 @@
 #include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <set>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace lowalloc::analyze::detail {
@@ -33,12 +43,108 @@ std::string demangle(const char* name) {
 
 namespace {
 
-const Dwfl_Callbacks callbacks = {
-    nullptr,  // find_elf: modules are reported with their file name
-    dwfl_standard_find_debuginfo,
-    dwfl_offline_section_address,
-    nullptr,
-};
+// libdwfl's own search for separate debug files (docs/tracer.md, "Debug information"): the
+// --debug-path directories, then the main file's directory, its .debug, and /usr/lib/debug,
+// each by build id (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink name; then, when
+// DEBUGINFOD_URLS is set and libdebuginfod is installed, the debuginfod servers.
+constexpr const char* system_debuginfo_path = ":.debug:/usr/lib/debug";
+
+std::string hex_bytes(std::string_view bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : bytes) {
+    out += digits[static_cast<unsigned char>(c) >> 4];
+    out += digits[static_cast<unsigned char>(c) & 15];
+  }
+  return out;
+}
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The GNU build id of the ELF file at `path` into `id` (empty if it has none); false if the file
+// cannot be opened or is not ELF.
+bool file_build_id(const std::string& path, std::string& id) {
+  id.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  const bool ok = elf != nullptr && elf_kind(elf) == ELF_K_ELF;
+  if (ok) {
+    const void* bits = nullptr;
+    const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+    if (n > 0) id.assign(static_cast<const char*>(bits), static_cast<std::size_t>(n));
+  }
+  elf_end(elf);
+  ::close(fd);
+  return ok;
+}
+
+// A modification time as UTC, to the nanosecond: "2026-11-26 06:58:01.123456789".
+std::string utc_time(std::uint64_t ns) {
+  const auto seconds = static_cast<std::time_t>(ns / 1000000000u);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%09u", static_cast<unsigned>(ns % 1000000000u));
+  std::string out = text;
+  out += fraction;
+  out += " UTC";
+  return out;
+}
+
+enum class file_state { same, changed, missing };
+
+// Whether the file at `path` is the one `m` describes: by build id when the traced object had
+// one, else by size and modification time (by size only for a copy, `copy`: copying changes
+// the time). `why` says what differs.
+file_state compare_file(const module_desc& m, const std::string& path, bool copy,
+                        std::string& why) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return file_state::missing;
+  if (!m.build_id.empty()) {
+    std::string now;
+    if (!file_build_id(path, now)) now.clear();
+    if (now == m.build_id) return file_state::same;
+    why = "build id ";
+    why += hex_bytes(m.build_id);
+    why += " when traced, ";
+    why += now.empty() ? std::string("none") : hex_bytes(now);
+    why += " now";
+    return file_state::changed;
+  }
+  if (m.size == 0 && m.mtime_ns == 0) return file_state::same;  // nothing to compare with
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t mtime = static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+                              static_cast<std::uint64_t>(st.st_mtim.tv_nsec);
+  if (size == m.size && (copy || mtime == m.mtime_ns)) return file_state::same;
+  why = "no build id; size ";
+  why += std::to_string(m.size);
+  why += " bytes, modified ";
+  why += utc_time(m.mtime_ns);
+  why += " when traced, size ";
+  why += std::to_string(size);
+  why += " bytes, modified ";
+  why += utc_time(mtime);
+  why += " now";
+  return file_state::changed;
+}
+
+// Libraries of the system, whose missing line information is not news: Debian ships them
+// stripped, with lines in their -dbgsym packages.
+bool system_library(const std::string& path) {
+  if (path.size() >= 21 && path.compare(path.size() - 21, 21, "/liblowalloc_trace.so") == 0)
+    return true;  // the recorder: built without -g in a release build, none of its frames shown
+  for (const char* dir : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"}) {
+    if (path.compare(0, std::string_view(dir).size(), dir) == 0) return true;
+  }
+  return false;
+}
 
 struct dwfl_deleter {
   void operator()(Dwfl* d) const noexcept { dwfl_end(d); }
@@ -121,6 +227,97 @@ std::vector<Dwarf_Die> scopes_below(Dwarf_Die subprogram, Dwarf_Addr pc) {
 }  // namespace
 
 struct symbolizer::impl {
+  explicit impl(std::vector<std::string> dirs) : debug_paths(std::move(dirs)) {
+    for (const std::string& dir : debug_paths) {
+      debuginfo_path += dir;
+      debuginfo_path += ':';
+    }
+    debuginfo_path += system_debuginfo_path;
+    debuginfo_path_c = debuginfo_path.data();
+    callbacks.find_elf = nullptr;  // modules are reported with their file name
+    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.section_address = dwfl_offline_section_address;
+    callbacks.debuginfo_path = &debuginfo_path_c;
+  }
+
+  std::vector<std::string> debug_paths;
+  std::string debuginfo_path;
+  char* debuginfo_path_c = nullptr;
+  Dwfl_Callbacks callbacks{};
+  std::vector<std::string> warnings;  // files changed or missing
+  std::vector<std::string> notes;     // modules without lines
+  std::set<std::string> said;
+
+  void say(std::vector<std::string>& to, std::string text) {
+    if (said.insert(text).second) to.push_back(std::move(text));
+  }
+
+  // A copy of the traced file of `m` in the --debug-path directories (by base name), or its
+  // debug file by build id there or in /usr/lib/debug; empty if there is none.
+  std::string find_copy(const module_desc& m) const {
+    std::string why;
+    for (const std::string& dir : debug_paths) {
+      std::string candidate = dir;
+      candidate += '/';
+      candidate += base_name(m.path);
+      if (compare_file(m, candidate, true, why) == file_state::same) return candidate;
+    }
+    if (m.build_id.empty()) return {};
+    const std::string hex = hex_bytes(m.build_id);
+    std::vector<std::string> dirs = debug_paths;
+    dirs.emplace_back("/usr/lib/debug");
+    for (const std::string& dir : dirs) {
+      for (const char* suffix : {".debug", ""}) {
+        std::string candidate = dir;
+        candidate += "/.build-id/";
+        candidate += hex.substr(0, 2);
+        candidate += '/';
+        candidate += hex.substr(2);
+        candidate += suffix;
+        std::string id;
+        if (file_build_id(candidate, id) && id == m.build_id) return candidate;
+      }
+    }
+    return {};
+  }
+
+  // The file to read for `m`: its own path, or a copy when it changed or is missing (then a
+  // note says so when there is no copy, and the result is empty).
+  std::string file_of(const module_desc& m) {
+    if (!m.identified) return m.path;  // a trace before format version 3: nothing to check
+    std::string why;
+    const file_state state = compare_file(m, m.path, false, why);
+    if (state == file_state::same) return m.path;
+    std::string copy = find_copy(m);
+    if (!copy.empty()) return copy;
+    std::string text = "warning: ";
+    text += m.path;
+    if (state == file_state::missing) {
+      text += " is missing (deleted or moved since the trace was written)";
+    } else {
+      text += " changed since the trace was written (";
+      text += why;
+      text += ')';
+    }
+    text += ": its frames show as ";
+    text += base_name(m.path);
+    text +=
+        "+0xOFFSET, not with another binary's functions. Keep the traced binary, or pass "
+        "--debug-path DIR where a copy of it (";
+    text += base_name(m.path);
+    if (!m.build_id.empty()) {
+      const std::string hex = hex_bytes(m.build_id);
+      text += ", or its debug file .build-id/";
+      text += hex.substr(0, 2);
+      text += '/';
+      text += hex.substr(2);
+      text += ".debug";
+    }
+    text += ") is";
+    say(warnings, std::move(text));
+    return {};
+  }
+
   struct session {
     std::unique_ptr<Dwfl, dwfl_deleter> dwfl;
     bool tried = false;
@@ -198,18 +395,43 @@ struct symbolizer::impl {
     return it->second;
   }
 
+  // A module of the user's without DWARF: functions from its symbol table, no lines.
+  void note_no_lines(const module_desc& m) {
+    std::string text = "note: ";
+    text += m.path;
+    text +=
+        " has no line information (built without -g, or stripped): its frames show "
+        "functions without file:line. Rebuild it with -g, or install its debug package "
+        "(-dbgsym), or pass --debug-path DIR holding its debug file";
+    if (!m.build_id.empty()) {
+      const std::string hex = hex_bytes(m.build_id);
+      text += " as DIR/.build-id/";
+      text += hex.substr(0, 2);
+      text += '/';
+      text += hex.substr(2);
+      text += ".debug";
+    }
+    say(notes, std::move(text));
+  }
+
   Dwfl* open(std::size_t key, const module_desc& m) {
     session& s = sessions[key];
     if (!s.tried) {
       s.tried = true;
-      if (!m.path.empty() && m.path[0] == '/') {
+      const std::string file = !m.path.empty() && m.path[0] == '/' ? file_of(m) : std::string();
+      if (!file.empty()) {
         s.dwfl.reset(dwfl_begin(&callbacks));
         if (s.dwfl != nullptr) {
           dwfl_report_begin(s.dwfl.get());
           Dwfl_Module* mod =
-              dwfl_report_elf(s.dwfl.get(), m.path.c_str(), m.path.c_str(), -1, m.bias, true);
+              dwfl_report_elf(s.dwfl.get(), m.path.c_str(), file.c_str(), -1, m.bias, true);
           dwfl_report_end(s.dwfl.get(), nullptr, nullptr);
-          if (mod == nullptr) s.dwfl.reset();
+          if (mod == nullptr) {
+            s.dwfl.reset();
+          } else if (Dwarf_Addr bias = 0;
+                     !system_library(m.path) && dwfl_module_getdwarf(mod, &bias) == nullptr) {
+            note_no_lines(m);
+          }
         }
       }
     }
@@ -217,8 +439,13 @@ struct symbolizer::impl {
   }
 };
 
-symbolizer::symbolizer() : impl_(new impl) {}
+symbolizer::symbolizer(std::vector<std::string> debug_paths)
+    : impl_(new impl(std::move(debug_paths))) {}
 symbolizer::~symbolizer() = default;
+
+const std::vector<std::string>& symbolizer::warnings() const noexcept { return impl_->warnings; }
+
+const std::vector<std::string>& symbolizer::notes() const noexcept { return impl_->notes; }
 
 void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t address,
                          std::vector<frame>& out) {

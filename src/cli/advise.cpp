@@ -1,8 +1,9 @@
-// `lowalloc advise FILE [--format text|json] [--top N]`: per hot call site, which change removes
-// how many allocations (docs/advise.md). Exit status: 0, 2 a usage error, a file that cannot be
-// read or is damaged (then the advice on what could be read is printed first) or an output that
-// cannot be written.
+// `lowalloc advise FILE [--format text|json] [--top N] [--debug-path DIR]`: per hot call
+// site, which change removes how many allocations (docs/advise.md). Exit status: 0, 2 a usage
+// error, a file that cannot be read or is damaged (then the advice on what could be read is
+// printed first) or an output that cannot be written.
 #include "cli/commands.hpp"
+#include "cli/notes.hpp"
 #include "cli/options.hpp"
 
 #include "analyze/advice.hpp"
@@ -34,6 +35,10 @@ constexpr const char* advise_usage =
     "                     0: none, only the summary line)\n"
     "  --no-measure       assume the costs of an allocation and a cache line instead of\n"
     "                     measuring them (a few milliseconds), for reproducible output\n"
+    "  --debug-path DIR   look in DIR for a copy of a binary that changed or was\n"
+    "                     deleted since the trace was written (by its name, or its\n"
+    "                     debug file DIR/.build-id/xx/rest.debug) and for the debug\n"
+    "                     files of stripped binaries; repeatable\n"
     "  -h, --help         this help\n";
 
 int advise_usage_error(const std::string& message) {
@@ -48,6 +53,7 @@ int advise_main(int argc, char** argv) {
   bool json = false;
   bool measure = true;
   analyze::advise_options ao;
+  analyze::options opts;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
@@ -75,9 +81,10 @@ int advise_main(int argc, char** argv) {
       ao.top_sites = n > std::numeric_limits<std::size_t>::max()
                          ? std::numeric_limits<std::size_t>::max()
                          : static_cast<std::size_t>(n);
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-measure") {
       measure = false;
-    } else if (arg == "--format" || arg == "--top") {
+    } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {
       return advise_usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return advise_usage_error("unknown option '" + std::string(arg) + "'");
@@ -94,7 +101,7 @@ int advise_main(int argc, char** argv) {
   analyze::object_tracker tracker;
   analyze::burst_tracker bursts;
   try {
-    a = analyze::analyze_file(file, analyze::options{}, {&tracker, &bursts});
+    a = analyze::analyze_file(file, opts, {&tracker, &bursts});
     tracker.finish();
     bursts.finish();
     ao.bursts = &bursts;
@@ -105,6 +112,7 @@ int advise_main(int argc, char** argv) {
     std::cerr << "lowalloc advise: " << file << ": out of memory\n";
     return 2;
   }
+  print_module_notes("advise", a);
   const analyze::cost_model costs =
       measure ? analyze::cost_model::measure() : analyze::cost_model{};
   const std::vector<analyze::advice_item> advice = analyze::advise(a, tracker, costs, ao);

@@ -8,6 +8,7 @@
 #include "analyze/compare.hpp"
 #include "analyze/fold.hpp"
 #include "analyze/runtime.hpp"
+#include "cli/notes.hpp"
 #include "cli/traces.hpp"
 #include "report/common.hpp"
 #include "report/diff.hpp"
@@ -56,6 +57,10 @@ constexpr const char* usage =
     "  --junit FILE          also write the results as a JUnit XML report\n"
     "  --no-symbols          addresses and modules only (no debug info is read; --site then\n"
     "                        matches nothing)\n"
+    "  --debug-path DIR      look in DIR for a copy of a binary that changed or was deleted\n"
+    "                        since the trace was written (by its name, or its debug file\n"
+    "                        DIR/.build-id/xx/rest.debug) and for the debug files of\n"
+    "                        stripped binaries; repeatable\n"
     "  -q, --quiet           print only what fails\n"
     "  -h, --help            this help\n";
 
@@ -317,6 +322,7 @@ int check_main(int argc, char** argv) {
       junit = v;
     } else if (arg == "--include-runtime") {
       include_runtime = true;
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
     } else if (arg == "-q" || arg == "--quiet") {
@@ -325,7 +331,8 @@ int check_main(int argc, char** argv) {
       return usage_error(std::find(std::begin(metric_options), std::end(metric_options), arg) !=
                                      std::end(metric_options) ||
                                  arg == "--site" || arg == "--baseline" ||
-                                 arg == "--max-increase" || arg == "--junit"
+                                 arg == "--max-increase" || arg == "--junit" ||
+                                 arg == "--debug-path"
                              ? std::string(arg) + " needs a value"
                              : "unknown option '" + std::string(arg) + "'");
     } else if (file.empty()) {
@@ -359,6 +366,7 @@ int check_main(int argc, char** argv) {
       std::cerr << "lowalloc check: cannot write " << junit << '\n';
     return 2;
   }
+  for (const read_trace& t : traces) print_module_notes("check", t.a);
   const analyze::analysis& a = traces[0].a;
   const checker now(a, include_runtime);
   std::vector<result> results;

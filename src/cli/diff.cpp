@@ -1,11 +1,12 @@
-// `lowalloc diff BEFORE AFTER [--format text|json] [--top N] [--all] [--no-symbols]`: the two
-// traces' summaries side by side and each site's change (report/diff.hpp). Exit status: 0, 2 a
-// usage error, a trace that cannot be read or is damaged (the diff is printed first if both were
-// read) or an output that cannot be written.
+// `lowalloc diff BEFORE AFTER [--format text|json] [--top N] [--all] [--no-symbols]
+// [--debug-path DIR]`: the two traces' summaries side by side and each site's change
+// (report/diff.hpp). Exit status: 0, 2 a usage error, a trace that cannot be read or is damaged
+// (the diff is printed first if both were read) or an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
 #include "analyze/compare.hpp"
+#include "cli/notes.hpp"
 #include "cli/traces.hpp"
 #include "report/diff.hpp"
 
@@ -33,6 +34,10 @@ constexpr const char* usage =
     "                      0: none, only the summary)\n"
     "  --all               JSON: list the unchanged sites too\n"
     "  --no-symbols        addresses and modules only (no debug info is read)\n"
+    "  --debug-path DIR    look in DIR for a copy of a binary that changed or was\n"
+    "                      deleted since the trace was written (by its name, or its\n"
+    "                      debug file DIR/.build-id/xx/rest.debug) and for the debug\n"
+    "                      files of stripped binaries; repeatable\n"
     "  -h, --help          this help\n";
 
 int usage_error(const std::string& message) {
@@ -72,9 +77,10 @@ int diff_main(int argc, char** argv) {
       top_given = true;
     } else if (arg == "--all") {
       o.unchanged = true;
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
-    } else if (arg == "--format" || arg == "--top") {
+    } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
@@ -97,6 +103,7 @@ int diff_main(int argc, char** argv) {
     unreadable = true;
   }
   if (unreadable) return 2;
+  for (const read_trace& t : traces) print_module_notes("diff", t.a);
   const analyze::comparison c = analyze::compare_sites(traces[0].a, std::move(traces[0].places),
                                                        traces[1].a, std::move(traces[1].places));
   if (json)

@@ -1,9 +1,10 @@
 // `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]
-// [--objects]`:
+// [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
 // 2 a usage error, a file that cannot be read or is damaged (then what could be read is printed
 // first) or an output that cannot be written.
 #include "cli/commands.hpp"
+#include "cli/notes.hpp"
 #include "cli/options.hpp"
 
 #include "analyze/advice.hpp"
@@ -56,6 +57,10 @@ std::string usage_text() {
       "                     leaked (bytes) or peak (live bytes at the peak); the value\n"
       "                     of a folded line\n"
       "  --no-symbols       addresses and modules only (no debug info is read)\n"
+      "  --debug-path DIR   look in DIR for a copy of a binary that changed or was\n"
+      "                     deleted since the trace was written (by its name, or its\n"
+      "                     debug file DIR/.build-id/xx/rest.debug) and for the debug\n"
+      "                     files of stripped binaries; repeatable\n"
       "  --no-fold          keep allocator-internal frames (malloc, operator new,\n"
       "                     std::allocator, container growth functions)\n"
       "  --objects          follow each object through its allocations (a vector's\n"
@@ -111,13 +116,14 @@ int report_main(int argc, char** argv) {
       if (!report::parse_sort_key(value, ro.sort))
         return usage_error("unknown sort key '" + std::string(value) +
                            "' (allocations, bytes, temporary, leaked, peak)");
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
     } else if (arg == "--no-fold") {
       opts.fold_allocator = false;
     } else if (arg == "--objects") {
       objects = true;
-    } else if (arg == "--format" || arg == "--top" || arg == "--sort") {
+    } else if (arg == "--format" || arg == "--top" || arg == "--sort" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
@@ -165,6 +171,7 @@ int report_main(int argc, char** argv) {
     return 2;
   }
 
+  print_module_notes("report", a, true);
   format->write(std::cout, a, ro);
   std::cout.flush();
   if (!a.truncation.empty()) {

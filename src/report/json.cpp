@@ -268,6 +268,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
     out << (i == 0 ? "" : ", ") << json_string(p.argv[i]);
   out << "]},\n";
   out << "  \"complete\": " << (a.complete ? "true" : "false") << ",\n";
+  if (a.running) out << "  \"running\": true,\n";  // only then: the golden files stay as they are
   out << "  \"truncation\": " << (a.truncation.empty() ? "null" : json_string(a.truncation))
       << ",\n";
   if (a.crash) write_json_crash(out, *a.crash);

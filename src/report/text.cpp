@@ -195,6 +195,17 @@ void line(std::ostream& out, std::string_view label, const std::string& value,
   out << '\n';
 }
 
+// Why the trace has no END: the program still runs (analysis::running), or it was killed or
+// crashed.
+void write_unfinished(std::ostream& out, const analysis& a) {
+  if (a.running)
+    out << "\nthe program is still running (pid " << a.process.pid
+        << "); the trace so far: counts are up to the last block written\n";
+  else
+    out << "\nthe process did not finish (killed or crashed): counts are up to the last block "
+           "written\n";
+}
+
 }  // namespace
 
 void write_text(std::ostream& out, const analysis& a, const report_options& ro) {
@@ -275,9 +286,7 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";
   if (a.crash) write_crash(out, *a.crash);
-  if (!a.complete && a.truncation.empty() && !a.crash)
-    out << "\nthe process did not finish (killed or crashed): counts are up to the last block "
-           "written\n";
+  if (!a.complete && a.truncation.empty() && !a.crash) write_unfinished(out, a);
   if (!a.truncation.empty())
     out << "\nthe trace is damaged; counts are up to the damage: " << a.truncation << '\n';
 

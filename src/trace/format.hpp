@@ -9,7 +9,7 @@ namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
 inline constexpr std::uint16_t version = 3;
-// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH.
+// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID.
 inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
 
@@ -17,6 +17,8 @@ inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endia
 inline constexpr std::uint32_t block_header_size = 16;
 inline constexpr std::uint32_t max_block_bytes = 16u << 20;
 inline constexpr std::uint32_t max_string_bytes = 64u << 10;
+// A GNU build id is 20 bytes (SHA-1) for GCC and clang; the record keeps up to this many.
+inline constexpr std::uint32_t max_build_id_bytes = 64;
 
 enum tag : std::uint8_t {
   tag_time = 0x01,
@@ -38,6 +40,7 @@ enum tag : std::uint8_t {
   tag_free_kept = 0x1E,
   tag_kept = 0x1F,
   tag_crash = 0x20,
+  tag_module_id = 0x21,
 };
 
 enum alloc_kind : std::uint8_t {

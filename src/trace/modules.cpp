@@ -1,12 +1,14 @@
-// The module table and its MODULE and UNMODULE records (modules.hpp).
+// The module table and its MODULE, MODULE_ID and UNMODULE records (modules.hpp).
 #include "trace/modules.hpp"
 
 #include "trace/block.hpp"
 #include "trace/thread_state.hpp"
 #include "trace/unwind.hpp"
 
+#include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -38,6 +40,32 @@ struct scan_context {
   bool all;  // write every module (new file), not only new ones
 };
 
+// The object's GNU build id, from its PT_NOTE segments as loaded (no file is read): the bytes
+// of the NT_GNU_BUILD_ID note, or an empty view.
+std::string_view build_id_of(const dl_phdr_info* info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const std::size_t align = ph.p_align == 8 ? 8 : 4;
+    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    const unsigned char* end = p + ph.p_memsz;
+    const auto pad = [align](std::size_t n) { return (n + align - 1) & ~(align - 1); };
+    while (static_cast<std::size_t>(end - p) >= sizeof(ElfW(Nhdr))) {
+      ElfW(Nhdr) n;
+      std::memcpy(&n, p, sizeof n);
+      const unsigned char* name = p + sizeof n;
+      if (static_cast<std::size_t>(end - name) < pad(n.n_namesz)) break;
+      const unsigned char* desc = name + pad(n.n_namesz);
+      if (static_cast<std::size_t>(end - desc) < n.n_descsz) break;
+      if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0)
+        return std::string_view(reinterpret_cast<const char*>(desc), n.n_descsz);
+      if (static_cast<std::size_t>(end - desc) < pad(n.n_descsz)) break;
+      p = desc + pad(n.n_descsz);
+    }
+  }
+  return {};
+}
+
 int scan_one(dl_phdr_info* info, std::size_t, void* data) {
   auto* ctx = static_cast<scan_context*>(data);
   module_slot* slot = nullptr;
@@ -66,7 +94,16 @@ int scan_one(dl_phdr_info* info, std::size_t, void* data) {
     name = path;
   }
   thread_state* t = ctx->t;
-  unsigned char* p = ensure_space(t, 64 + 4200 + info->dlpi_phnum * 20u);
+  // What the file is, so that the analyzer can tell whether the one on disk is still it.
+  fmt::module_id_record identity{slot->id, build_id_of(info), 0, 0};
+  struct stat st;
+  if (stat(name, &st) == 0) {
+    identity.size = static_cast<std::uint64_t>(st.st_size);
+    identity.mtime_ns = static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+                        static_cast<std::uint64_t>(st.st_mtim.tv_nsec);
+  }
+  unsigned char* p =
+      ensure_space(t, 64 + 4200 + info->dlpi_phnum * 20u + 32 + fmt::max_build_id_bytes);
   std::uint64_t dt = take_dt(t, stamp_now());
   std::size_t loads = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
@@ -77,6 +114,7 @@ int scan_one(dl_phdr_info* info, std::size_t, void* data) {
     if (ph.p_type != PT_LOAD) continue;
     p = fmt::encode(p, fmt::segment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz});
   }
+  p = fmt::encode(p, identity);
   commit(t, p);
   return 0;
 }

@@ -100,6 +100,17 @@ struct segment {
   std::uint64_t size = 0;
 };
 
+/// MODULE_ID: what the file of module `id` was when it was loaded, to tell whether the file
+/// on disk is still the same: its GNU build id (empty if it has none), and its size and
+/// modification time (0 and 0 if the recorder could not stat it).
+struct module_id_record {
+  static constexpr std::uint8_t tag = tag_module_id;
+  std::uint64_t id = 0;
+  std::string_view build_id;
+  std::uint64_t size = 0;
+  std::uint64_t mtime_ns = 0;  // nanoseconds since the epoch
+};
+
 /// UNMODULE: the module `id` was unloaded.
 struct unmodule_record {
   static constexpr std::uint8_t tag = tag_unmodule;
@@ -285,6 +296,15 @@ inline unsigned char* encode(unsigned char* p, const module_record& r,
 inline unsigned char* encode(unsigned char* p, const segment& s) noexcept {
   p = put_varint(p, s.start);
   return put_varint(p, s.size);
+}
+
+/// At most 1 + 3 * max_varint_bytes + 1 + max_build_id_bytes bytes.
+inline unsigned char* encode(unsigned char* p, const module_id_record& r) noexcept {
+  *p++ = module_id_record::tag;
+  p = put_varint(p, r.id);
+  p = put_string(p, r.build_id.data(), r.build_id.size(), max_build_id_bytes);
+  p = put_varint(p, r.size);
+  return put_varint(p, r.mtime_ns);
 }
 
 inline unsigned char* encode(unsigned char* p, const unmodule_record& r) noexcept {
@@ -642,6 +662,15 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       item_cursor<Reader, segment> segments(r, rec.segments);
       visit(rec, segments);
       detail::skip_rest(segments);
+      break;
+    }
+    case tag_module_id: {
+      module_id_record rec;
+      rec.id = r.varint();
+      rec.build_id = r.string();
+      rec.size = r.varint();
+      rec.mtime_ns = r.varint();
+      visit(rec);
       break;
     }
     case tag_unmodule: {

@@ -44,10 +44,21 @@ std::size_t two_good_blocks(trace_writer& w) {
   return w.file().size();
 }
 
+// A file that begins as a trace does and ends within its 16-byte header is a trace cut short,
+// not a foreign file.
+TEST(Errors, AHeaderCutShortIsATruncatedTrace) {
+  EXPECT_EQ(error_of("L"), "a truncated lowalloc trace (1 byte)");
+  EXPECT_EQ(error_of("LOWALLO"), "a truncated lowalloc trace (7 bytes)");
+  EXPECT_EQ(error_of(std::string("LOWALLOC\x03\x00", 10)), "a truncated lowalloc trace (10 bytes)");
+  EXPECT_EQ(error_of(std::string("LOWALLOC\x03\x00\x10\x00\x00\x00\x00", 15)),
+            "a truncated lowalloc trace (15 bytes)");
+  EXPECT_EQ(error_of(""), "not a lowalloc trace file (it is empty) (at byte 0)");
+}
+
 TEST(Errors, NotATrace) {
   EXPECT_TRUE(contains(error_of(""), "not a lowalloc trace file"));
-  EXPECT_TRUE(contains(error_of("LOWALLO"), "not a lowalloc trace file"));
-  EXPECT_TRUE(contains(error_of("LOWALLOC\x01\x00\x10"), "not a lowalloc trace file"));
+  EXPECT_TRUE(contains(error_of("LOWALLOX"), "not a lowalloc trace file"));
+  EXPECT_TRUE(contains(error_of("LOWALLOCATIONS OF A DIFFERENT FILE"), "trace format version"));
   std::string elf =
       "\x7f"
       "ELF";

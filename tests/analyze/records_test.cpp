@@ -45,6 +45,8 @@ std::string encoded_payload() {
   p = fmt::encode(p, mod, 4096);
   p = fmt::encode(p, fmt::segment{0x400000, 0x1000});
   p = fmt::encode(p, fmt::segment{0x401000, 0x2000});
+  p = fmt::encode(p, fmt::module_id_record{3, std::string_view("\x12\xab\x00\xff", 4), 8192,
+                                           1700000000123456789u});
   const std::uint64_t ips[] = {0x401234, 0x401200, 0x7fff0000};
   p = fmt::encode_stack(p, 1, ips, 3);
   const std::uint64_t deeper[] = {0x405000, 0x404ff0, 0x401200, 0x7fff0000};
@@ -81,6 +83,7 @@ TEST(Records, EncodersWriteWhatTheIndependentWriterWrites) {
   w.begin_block(1).time(1000, 123456789);
   w.process(42, 7, fmt::process_flag_fork_child, "/bin/app", {"app", "-x"}).thread(4242);
   w.module(1001, 3, 0x400000, "/lib/libx.so", {{0x400000, 0x1000}, {0x401000, 0x2000}});
+  w.module_id(3, std::string("\x12\xab\x00\xff", 4), 8192, 1700000000123456789u);
   w.stack(1, {0x401234, 0x401200, 0x7fff0000});
   w.stack_shared(2, 2, {0x405000, 0x404ff0});
   w.alloc(1003, 24, 0xA000, 1, fmt::kind_calloc).alloc(1003, 8, 0xB000, 1);
@@ -122,6 +125,14 @@ struct recorder_of_fields {
       const fmt::segment seg = segments.next();
       s << ' ' << seg.start << '+' << seg.size;
     }
+    seen.push_back(s.str());
+  }
+  void operator()(const fmt::module_id_record& r) {
+    std::ostringstream s;
+    s << "module_id " << r.id << ' ' << std::hex;
+    for (const char c : r.build_id)
+      s << static_cast<unsigned>(static_cast<unsigned char>(c)) << '.';
+    s << std::dec << ' ' << r.size << ' ' << r.mtime_ns;
     seen.push_back(s.str());
   }
   void operator()(const fmt::unmodule_record& r) { add("unmodule", r.dt, r.id); }
@@ -206,6 +217,7 @@ TEST(Records, DecoderGivesBackEveryField) {
       "process 42 7 1 /bin/app app -x",
       "thread 4242",
       "module 1 3 4194304 /lib/libx.so 4194304+4096 4198400+8192",
+      "module_id 3 12.ab.0.ff. 8192 1700000000123456789",
       "stack 1 4198964 4198912 2147418112",
       "stack_shared 2 2 + 4214784 4214768",
       "alloc 1 2 24 1",
@@ -280,7 +292,7 @@ TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   payload_reader r(b, b + payload.size());
   fmt::block_decoding block;
   while (!r.done()) fmt::decode_record(r, block, v);
-  EXPECT_EQ(v.records, 20);
+  EXPECT_EQ(v.records, 21);
 }
 
 TEST(Records, RuleBreakingRecordsFail) {

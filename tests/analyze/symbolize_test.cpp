@@ -173,6 +173,62 @@ TEST(Symbolize, FunctionFileAndLineOfAReturnAddress) {
   EXPECT_EQ(f.offset, ra - this_process_modules()[0].bias);
 }
 
+// MODULE_ID says what the traced file was: a file on disk with another build id is not read (its
+// functions would be another binary's), and the analysis says so once.
+TEST(Symbolize, AModuleWhoseFileChangedIsNotRead) {
+  const std::uintptr_t ra = symtest::known_caller();
+  const std::uintptr_t ra2 = symtest::outer_of_inlined();
+  const std::string other_build(20, '\xab');
+  for (const bool before : {false, true}) {
+    trace_writer w;
+    w.block(1, 0);
+    if (before) w.module_id(1, other_build, 0, 0);  // may come before its MODULE record
+    std::uint64_t id = 1;
+    for (const loaded_module& m : this_process_modules())
+      w.module(1, id++, m.bias, m.path, m.segments);
+    if (!before) w.module_id(1, other_build, 0, 0);
+    w.stack(1, {ra}).stack(2, {ra2}).alloc(2, 8, 0x100, 1).alloc(2, 8, 0x200, 2).end_block();
+    const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {});
+    ASSERT_EQ(a.sites.size(), 2u);
+    for (const lowalloc::analyze::site& site : a.sites) {
+      const frame& f = site.stack[0];
+      EXPECT_EQ(f.function, "") << f.function;
+      EXPECT_EQ(f.file, "");
+      EXPECT_EQ(f.module, this_process_modules()[0].path);
+      EXPECT_EQ(f.offset, f.address - this_process_modules()[0].bias);
+    }
+    std::string hex;
+    for (int i = 0; i < 20; ++i) hex += "ab";
+    ASSERT_EQ(a.module_warnings.size(), 1u);
+    const std::string said = "warning: " + this_process_modules()[0].path +
+                             " changed since the trace was written (build id " + hex +
+                             " when traced, ";
+    EXPECT_EQ(a.module_warnings[0].rfind(said, 0), 0u) << a.module_warnings[0];
+  }
+}
+
+TEST(Symbolize, AModuleWhoseFileIsMissingIsNotRead) {
+  const std::uintptr_t ra = symtest::known_caller();
+  trace_writer w = with_this_process_modules("/nonexistent/symbolize_test");
+  w.module_id(1, std::string(20, '\x01'), 1000, 5);
+  w.stack(1, {ra}).alloc(2, 8, 0x100, 1).end_block();
+  const analysis a = lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {});
+  ASSERT_EQ(a.sites.size(), 1u);
+  EXPECT_EQ(a.sites[0].stack[0].function, "");
+  EXPECT_EQ(a.sites[0].stack[0].module, "/nonexistent/symbolize_test");
+  ASSERT_EQ(a.module_warnings.size(), 1u);
+  EXPECT_EQ(a.module_warnings[0].rfind("warning: /nonexistent/symbolize_test is missing (deleted "
+                                       "or moved since the trace was written)",
+                                       0),
+            0u)
+      << a.module_warnings[0];
+  // Without MODULE_ID (a trace of format 2), the same missing file is only unread, unflagged.
+  trace_writer old = with_this_process_modules("/nonexistent/symbolize_test");
+  old.stack(1, {ra}).alloc(2, 8, 0x100, 1).end_block();
+  EXPECT_TRUE(lowalloc::analyze::analyze_buffer(old.file().data(), old.file().size(), {})
+                  .module_warnings.empty());
+}
+
 TEST(Symbolize, InlinedCallsAreTheirOwnFrames) {
   const std::uintptr_t ra = symtest::outer_of_inlined();
   const analysis a = symbolize_stack({ra});

@@ -163,6 +163,16 @@ class trace_writer {
     }
     return *this;
   }
+  /// MODULE_ID of module `id`: its build id's bytes, its file's size and mtime.
+  trace_writer& module_id(std::uint64_t id, const std::string& build_id, std::uint64_t size,
+                          std::uint64_t mtime_ns) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_module_id);
+    put_varint(payload_, id);
+    put_string(payload_, build_id);
+    put_varint(payload_, size);
+    put_varint(payload_, mtime_ns);
+    return *this;
+  }
   trace_writer& unmodule(std::uint64_t t, std::uint64_t id) {
     payload_ += static_cast<char>(lowalloc::trace_format::tag_unmodule);
     put_varint(payload_, dt(t));

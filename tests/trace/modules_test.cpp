@@ -1,0 +1,316 @@
+// The failures that must tell the truth about the traced binaries and the trace file:
+// - a binary rebuilt or deleted after tracing prints as module+offset, never with the other
+//   binary's functions, and stderr says once which file and how to fix it (--debug-path);
+// - a stripped binary says once that it has no lines; its debug file, found by build id in a
+//   --debug-path directory, gives them back;
+// - a trace read while its program runs says so, not "killed or crashed";
+// - a file cut short within its header is a truncated trace, not a foreign file.
+#include "analyze/analysis.hpp"
+
+#include "command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace analyze = lowalloc::analyze;
+using lowalloc::test::command_result;
+using lowalloc::test::contains;
+using lowalloc::test::program;
+using lowalloc::test::read_text;
+using lowalloc::test::run_command;
+
+const std::string cli = LOWALLOC_TEST_CLI;
+
+// How many times `part` occurs in `text`.
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// The line of module_program.c that module_alloc() allocates on.
+unsigned alloc_line() {
+  std::istringstream in(read_text(LOWALLOC_TEST_MODULE_SOURCE));
+  std::string text;
+  for (unsigned n = 1; std::getline(in, text); ++n)
+    if (contains(text, "// MODULE_ALLOC_LINE")) return n;
+  ADD_FAILURE() << "no MODULE_ALLOC_LINE in module_program.c";
+  return 0;
+}
+
+// Whether a report shows module_alloc()'s frame with its file and line as its innermost frame.
+// The file as DWARF names it: its directory depends on where the object was compiled (a shared
+// compiler cache may hand out another checkout's object), its name and line do not.
+bool shows_alloc_line(const std::string& report) {
+  const std::string start = "    at module_alloc (";
+  const std::size_t at = report.find(start);
+  if (at == std::string::npos) return false;
+  const std::size_t end = report.find(")\n", at);
+  const std::string place = report.substr(at + start.size(), end - at - start.size());
+  const std::string wanted = "module_program.c:" + std::to_string(alloc_line());
+  return place.size() >= wanted.size() &&
+         place.compare(place.size() - wanted.size(), wanted.size(), wanted) == 0 &&
+         (place.size() == wanted.size() || place[place.size() - wanted.size() - 1] == '/');
+}
+
+class modules_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "lowalloc-modules-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (std::getenv("LOWALLOC_TEST_KEEP") == nullptr) fs::remove_all(dir_, ignored);
+  }
+
+  command_result lowalloc(std::vector<std::string> args) {
+    args.insert(args.begin(), cli);
+    return run_command(args, dir_);
+  }
+
+  // A copy of the test program `build` at dir_/sub/module_program.
+  fs::path copy_program(const std::string& build, const std::string& sub) {
+    const fs::path to = dir_ / sub / "module_program";
+    fs::create_directories(to.parent_path());
+    fs::copy_file(program(build), to, fs::copy_options::overwrite_existing);
+    return to;
+  }
+
+  // `lowalloc run` of `exe` with 100 allocations; the trace's path.
+  std::string trace(const fs::path& exe) {
+    const std::string file = (dir_ / "module.trace").string();
+    const command_result r = lowalloc({"run", "-q", "-o", file, "--", exe.string(), "100"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return file;
+  }
+
+  // The GNU build id of `elf` in hex, as readelf shows it.
+  std::string build_id(const fs::path& elf) {
+    const command_result r = run_command({LOWALLOC_TEST_READELF, "-n", elf.string()}, dir_);
+    const std::string key = "Build ID: ";
+    const std::size_t at = r.out.find(key);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "no build id in " << elf << ": " << r.out << r.err;
+      return {};
+    }
+    return r.out.substr(at + key.size(), r.out.find('\n', at) - at - key.size());
+  }
+
+  fs::path dir_;
+};
+
+const std::string changed = "changed since the trace was written";
+const std::string missing = "is missing (deleted or moved since the trace was written)";
+const std::string no_lines = "has no line information";
+
+TEST_F(modules_test, a_rebuilt_binary_prints_module_offsets_and_says_so_once) {
+  const fs::path exe = copy_program("module_program", "bin");
+  const std::string file = trace(exe);
+  const fs::path original = copy_program("module_program", "saved");
+  copy_program("module_program_edited", "bin");  // rebuilt after the trace, other functions
+
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  // Never the rebuilt binary's functions on the traced addresses, nor the traced ones.
+  EXPECT_FALSE(contains(r.out, "edited_alloc")) << r.out;
+  EXPECT_FALSE(contains(r.out, "module_alloc")) << r.out;
+  EXPECT_FALSE(contains(r.out, "module_program.c")) << r.out;
+  EXPECT_TRUE(contains(r.out, "at module_program+0x")) << r.out;
+  EXPECT_EQ(count(r.err, changed), 1u) << r.err;
+  const std::string said = "lowalloc report: warning: " + exe.string() + " " + changed +
+                           " (build id " + build_id(original) + " when traced, " + build_id(exe) +
+                           " now): its frames show as module_program+0xOFFSET";
+  EXPECT_TRUE(contains(r.err, said)) << r.err;
+  EXPECT_TRUE(contains(r.err, "Keep the traced binary, or pass --debug-path DIR")) << r.err;
+
+  // Two traces of the same binary: still said once.
+  const command_result d = lowalloc({"diff", file, file});
+  EXPECT_EQ(d.status, 0) << d.err;
+  EXPECT_EQ(count(d.err, changed), 1u) << d.err;
+
+  // A copy of the traced binary in a --debug-path directory: the right functions and lines.
+  const command_result fixed = lowalloc({"report", file, "--debug-path", original.parent_path()});
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_TRUE(shows_alloc_line(fixed.out)) << fixed.out;
+  EXPECT_FALSE(contains(fixed.err, changed)) << fixed.err;
+  for (const char* command : {"advise", "check"}) {
+    std::vector<std::string> args = {command, file,
+                                     "--debug-path=" + original.parent_path().string()};
+    if (std::string(command) == "check") args.emplace_back("--max-allocations=1M");
+    const command_result c = lowalloc(args);
+    EXPECT_EQ(c.status, 0) << command << ": " << c.err;
+    EXPECT_FALSE(contains(c.err, changed)) << command << ": " << c.err;
+  }
+  const command_result no_dir = lowalloc({"report", file, "--debug-path"});
+  EXPECT_NE(no_dir.status, 0);
+  EXPECT_TRUE(contains(no_dir.err, "--debug-path needs a value")) << no_dir.err;
+}
+
+// Without a build id, the file's size and modification time tell: a binary touched after the
+// trace is not trusted; a copy of the same size in a --debug-path directory is.
+TEST_F(modules_test, a_binary_without_build_id_is_checked_by_size_and_time) {
+  const fs::path exe = copy_program("module_program_no_build_id", "bin");
+  const std::string file = trace(exe);
+  const fs::path saved = copy_program("module_program_no_build_id", "saved");
+  const command_result same = lowalloc({"report", file});
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_TRUE(contains(same.out, "at module_alloc (")) << same.out;
+  EXPECT_EQ(same.err, "");
+
+  fs::last_write_time(exe, fs::last_write_time(exe) + std::chrono::hours(1));
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "module_alloc")) << r.out;
+  EXPECT_TRUE(contains(r.out, "at module_program+0x")) << r.out;
+  EXPECT_EQ(count(r.err, changed), 1u) << r.err;
+  const std::string size = std::to_string(fs::file_size(exe));
+  EXPECT_TRUE(contains(
+      r.err, exe.string() + " " + changed + " (no build id; size " + size + " bytes, modified "))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, " UTC when traced, size " + size + " bytes, modified ")) << r.err;
+
+  const command_result fixed = lowalloc({"report", file, "--debug-path", saved.parent_path()});
+  EXPECT_TRUE(contains(fixed.out, "at module_alloc (")) << fixed.out;
+  EXPECT_EQ(fixed.err, "");
+}
+
+TEST_F(modules_test, a_deleted_binary_prints_module_offsets_and_says_it_is_missing) {
+  const fs::path exe = copy_program("module_program", "bin");
+  const std::string file = trace(exe);
+  fs::remove(exe);
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "at module_program+0x")) << r.out;
+  EXPECT_FALSE(contains(r.out, "module_alloc")) << r.out;
+  EXPECT_EQ(count(r.err, missing), 1u) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc report: warning: " + exe.string() + " " + missing))
+      << r.err;
+}
+
+TEST_F(modules_test, a_stripped_binary_says_it_has_no_lines_and_its_debug_file_gives_them) {
+  const fs::path exe = copy_program("module_program", "bin");
+  const command_result strip =
+      run_command({LOWALLOC_TEST_OBJCOPY, "--strip-debug", exe.string()}, dir_);
+  ASSERT_EQ(strip.status, 0) << strip.err;
+  const std::string file = trace(exe);
+
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "at module_alloc (module_program+0x")) << r.out;  // no line
+  EXPECT_FALSE(contains(r.out, "module_program.c")) << r.out;
+  EXPECT_EQ(count(r.err, no_lines), 1u) << r.err;
+  const std::string id = build_id(exe);
+  ASSERT_GT(id.size(), 2u);
+  EXPECT_TRUE(contains(r.err, "lowalloc report: note: " + exe.string() + " " + no_lines +
+                                  " (built without -g, or stripped)"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "or pass --debug-path DIR holding its debug file as DIR/.build-id/" +
+                                  id.substr(0, 2) + "/" + id.substr(2) + ".debug"))
+      << r.err;
+
+  // Its debug file where a debug directory keeps it, by build id.
+  const fs::path debug = dir_ / "debug" / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug");
+  fs::create_directories(debug.parent_path());
+  const command_result keep = run_command(
+      {LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", program("module_program"), debug.string()},
+      dir_);
+  ASSERT_EQ(keep.status, 0) << keep.err;
+  const command_result lines =
+      lowalloc({"report", file, "--debug-path", (dir_ / "debug").string()});
+  EXPECT_EQ(lines.status, 0) << lines.err;
+  EXPECT_TRUE(shows_alloc_line(lines.out)) << lines.out;
+  EXPECT_FALSE(contains(lines.err, no_lines)) << lines.err;
+}
+
+TEST_F(modules_test, a_trace_read_while_its_program_runs_says_so) {
+  // module_program waits on a pipe after 5,000 kept allocations (over a block's worth: one
+  // block is written before it waits).
+  int in[2];
+  ASSERT_EQ(pipe(in), 0);
+  const std::string file = (dir_ / "running.trace").string();
+  const std::string out = (dir_ / "running.out").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_addclose(&actions, in[1]);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> args = {cli,    "run", "-q", "-o", file, "--", program("module_program"),
+                                   "5000", "wait"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+
+  // Read it until a block is there (the recorder's writer thread writes it).
+  command_result r;
+  const std::vector<std::string> report = {cli, "report", file};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    r = run_command(report, dir_);
+  } while (r.status != 0 && std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(read_text(out), "ready"));
+  EXPECT_TRUE(contains(r.out, "\nthe program is still running (pid ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "did not finish")) << r.out;
+  const analyze::analysis a = analyze::analyze_file(file);
+  EXPECT_FALSE(a.complete);
+  EXPECT_TRUE(a.running);
+  EXPECT_TRUE(contains(r.out, "(pid " + std::to_string(a.process.pid) + "); the trace so far"))
+      << r.out;
+  EXPECT_TRUE(fs::exists("/proc/" + std::to_string(a.process.pid)));
+
+  // Let it finish: the same trace is complete, and says nothing of running.
+  close(in[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const command_result done = lowalloc({"report", file});
+  EXPECT_EQ(done.status, 0) << done.err;
+  EXPECT_FALSE(contains(done.out, "still running")) << done.out;
+  EXPECT_FALSE(contains(done.out, "did not finish")) << done.out;
+}
+
+TEST_F(modules_test, a_ten_byte_prefix_of_a_trace_is_a_truncated_trace) {
+  const std::string file = trace(program("module_program"));
+  const std::string bytes = read_text(file);
+  ASSERT_GT(bytes.size(), 16u);
+  const fs::path cut = dir_ / "cut.trace";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, 10);
+  const command_result r = lowalloc({"report", cut.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "lowalloc report: " + cut.string() + ": a truncated lowalloc trace (10 bytes)\n");
+  EXPECT_EQ(r.out, "");
+
+  // A file that does not begin as a trace is still not one.
+  const fs::path other = dir_ / "other.trace";
+  std::ofstream(other, std::ios::binary) << "LOWALLOW and more text than a header";
+  const command_result o = lowalloc({"report", other.string()});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_TRUE(contains(o.err, other.string() + ": not a lowalloc trace file")) << o.err;
+}
+
+}  // namespace
