@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -488,6 +489,19 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
         if (dwarf_lineno(l, &lineno) == 0 && lineno > 0) line = static_cast<unsigned>(lineno);
       }
     }
+    // A file name relative to the unit's compilation directory (ccache's base_dir, a build that
+    // passes relative paths): joined with DW_AT_comp_dir as debuggers do, so that the source
+    // can be read from anywhere; left as it is when the directory is not absolute either.
+    const char* comp_dir = nullptr;
+    {
+      Dwarf_Attribute attr;
+      comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+    }
+    const auto resolve = [comp_dir](std::string& name) {
+      if (name.empty() || name.front() == '/' || comp_dir == nullptr || comp_dir[0] != '/') return;
+      name = (std::filesystem::path(comp_dir) / name).lexically_normal().string();
+    };
+    resolve(file);
     // dwarf_getscopes continues an inlined instance with its abstract origin's scopes; the
     // concrete chain of callers comes from the innermost scope's own parents.
     std::vector<Dwarf_Die> chain;
@@ -541,6 +555,7 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
           call_file < nfiles) {
         if (const char* f2 = dwarf_filesrc(files, call_file, nullptr, nullptr)) file = f2;
       }
+      resolve(file);
       if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0)
         line = static_cast<unsigned>(call_line);
     }

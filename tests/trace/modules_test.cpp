@@ -241,6 +241,20 @@ TEST_F(modules_test, a_stripped_binary_says_it_has_no_lines_and_its_debug_file_g
   EXPECT_FALSE(contains(lines.err, no_lines)) << lines.err;
 }
 
+// A unit compiled with a relative source path names its file relative to its compilation
+// directory: the report joins the two (as debuggers do), so the file reads from any directory.
+TEST_F(modules_test, a_file_named_relative_to_its_compilation_directory_is_made_absolute) {
+  const fs::path exe = program("module_program_relative");
+  const std::string file = trace(exe);
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string wanted = "    at module_alloc (" +
+                             fs::path(LOWALLOC_TEST_MODULE_SOURCE).lexically_normal().string() +
+                             ":" + std::to_string(alloc_line()) + ")\n";
+  EXPECT_TRUE(contains(r.out, wanted)) << wanted << r.out;
+  EXPECT_FALSE(contains(r.out, "../")) << r.out;
+}
+
 TEST_F(modules_test, a_trace_read_while_its_program_runs_says_so) {
   // module_program waits on a pipe after 5,000 kept allocations (over a block's worth: one
   // block is written before it waits).
