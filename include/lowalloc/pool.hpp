@@ -36,6 +36,7 @@
 #define LOWALLOC_POOL_HPP
 
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/forwarding_resource.hpp>
 #include <lowalloc/detail/pool_core.hpp>
 #include <lowalloc/detail/pool_sync.hpp>
