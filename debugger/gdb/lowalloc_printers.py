@@ -243,8 +243,10 @@ def synchronized_pool_printer(val, name):
     shared = val["shared_"]
     if int(shared) == 0:
         return _FieldsPrinter(name, [])
-    # Slots in the threads' caches count as in use here.
-    return _FieldsPrinter(name, _pool_core_fields(shared.dereference()["core"], 0))
+    # The central pool cannot tell the slots in use from those in the threads' caches.
+    fields = _pool_core_fields(shared.dereference()["core"], 0)
+    return _FieldsPrinter(name, [(k if k != "slots_in_use" else "slots_in_use_or_cached", v)
+                                 for k, v in fields])
 
 
 class _Printer:

@@ -43,7 +43,10 @@ int main() {
   for (void*& b : blocks) b = pl.allocate(40);
   pl.deallocate(blocks[4], 40);
   use(pl.allocate(100));  // oversize
+  lowalloc::synchronized_pool spl(32);
+  use(spl.allocate(24));
   use(&vbase);
+  use(&spl);
   use(&iv);
   use(&fs);
   use(&fs_big);
