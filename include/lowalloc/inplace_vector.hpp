@@ -35,6 +35,7 @@
 
 #include <lowalloc/detail/compare.hpp>
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/inplace_vector_storage.hpp>
 
 #include <algorithm>

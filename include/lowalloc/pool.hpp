@@ -16,9 +16,10 @@
 // are counted in stats(). It replaces std::pmr::unsynchronized_pool_resource (one size class,
 // several times faster), boost::object_pool, or a hand-written free list.
 //
-//   lowalloc::pool nodes(48);                          // slots of 48 bytes (aligned to 16)
-//   std::map<int, int, std::less<int>, lowalloc::pool_allocator<std::pair<const int, int>>>
-//       m(nodes);                                       // every node is a slot
+//   using map = std::map<int, int, std::less<int>,
+//                        lowalloc::pool_allocator<std::pair<const int, int>>>;
+//   lowalloc::pool nodes(lowalloc::node_size_v<map>);  // slots of one node (node_size.hpp)
+//   map m(nodes);                                       // every node is a slot
 //   std::pmr::list<int> l(&nodes);                      // or as a memory_resource
 //
 // `lowalloc::synchronized_pool` has the same interface and is thread-safe: each thread keeps a
@@ -32,11 +33,14 @@
 //  - release() and the destructor give back every slab and every oversize block still held.
 //  - With LOWALLOC_ASSERTIONS a double free or a pointer from elsewhere aborts with a message;
 //    under AddressSanitizer free slots are poisoned (use after free is reported).
+//  - Without NDEBUG or with LOWALLOC_ASSERTIONS, the first oversize request of each pool prints a
+//    warning on stderr (LOWALLOC_POOL_WARN_OVERSIZE).
 #ifndef LOWALLOC_POOL_HPP
 #define LOWALLOC_POOL_HPP
 
 #include <lowalloc/detail/config.hpp>
 #include <lowalloc/detail/forwarding_resource.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/pool_core.hpp>
 #include <lowalloc/detail/pool_sync.hpp>
 #include <lowalloc/detail/throw.hpp>

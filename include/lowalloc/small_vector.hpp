@@ -37,6 +37,7 @@
 #include <lowalloc/detail/allocator_holder.hpp>
 #include <lowalloc/detail/compare.hpp>
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/iterator.hpp>
 #include <lowalloc/detail/relocate.hpp>
 #include <lowalloc/detail/throw.hpp>
@@ -718,7 +719,7 @@ class small_vector_base : private detail::allocator_holder<Allocator> {
   static T* opaque_elements(small_vector_base& other) noexcept {
     T* p = other.data();
 #if defined(__GNUC__) && !defined(__clang__)
-    asm("" : "+r"(p));
+    __asm__("" : "+r"(p));
 #endif
     return p;
   }

@@ -47,6 +47,7 @@
 #define LOWALLOC_STRING_HPP
 
 #include <lowalloc/detail/config.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/iterator.hpp>
 #include <lowalloc/detail/string_bytes.hpp>
 #include <lowalloc/detail/throw.hpp>

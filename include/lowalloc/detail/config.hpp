@@ -75,6 +75,17 @@
 #endif
 #endif
 
+// lowalloc::pool and synchronized_pool say on stderr, once per pool, that a request was larger
+// than their slots (it goes to upstream, uncounted by the slots). On with the debug checks and in
+// builds without NDEBUG; define it to 0 or 1 to choose.
+#ifndef LOWALLOC_POOL_WARN_OVERSIZE
+#if LOWALLOC_ASSERTIONS || !defined(NDEBUG)
+#define LOWALLOC_POOL_WARN_OVERSIZE 1
+#else
+#define LOWALLOC_POOL_WARN_OVERSIZE 0
+#endif
+#endif
+
 // A sanitizer that replaces malloc itself (ASan, TSan, MSan, HWASan): lowalloc then never calls
 // or replaces the C allocator behind the allocator's back.
 #ifndef LOWALLOC_SANITIZER_OWNS_MALLOC

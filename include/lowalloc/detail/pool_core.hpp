@@ -111,6 +111,19 @@ inline void pool_unpoison([[maybe_unused]] const void* p, [[maybe_unused]] std::
   std::abort();
 }
 
+// The first oversize request of a pool (LOWALLOC_POOL_WARN_OVERSIZE).
+LOWALLOC_NOINLINE inline void pool_warn_oversize(std::size_t bytes, std::size_t align,
+                                                 std::size_t slot_size,
+                                                 std::size_t slot_align) noexcept {
+  std::fprintf(stderr,
+               "lowalloc::pool: warning: a request of %zu bytes (alignment %zu) does not fit the "
+               "pool's slots of %zu bytes (alignment %zu) and goes to upstream, as every such "
+               "request of this pool will (stats().oversize_allocations counts the live ones); "
+               "size the pool with lowalloc::node_size_v<Container> (<lowalloc/node_size.hpp>)\n",
+               bytes, align, slot_size, slot_align);
+  std::fflush(stderr);
+}
+
 [[noreturn]] LOWALLOC_NOINLINE inline void pool_throw_invalid([[maybe_unused]] const char* what) {
   LOWALLOC_THROW(std::invalid_argument(what));
 }
@@ -284,6 +297,12 @@ class pool_core {
   }
 
   LOWALLOC_NOINLINE void* alloc_oversize(std::size_t bytes, std::size_t align) {
+#if LOWALLOC_POOL_WARN_OVERSIZE
+    if (!oversize_warned_) {
+      oversize_warned_ = true;
+      pool_warn_oversize(bytes, align, slot_size_, slot_align_);
+    }
+#endif
     if (align < alignof(pool_big_block)) align = alignof(pool_big_block);
     const std::size_t header = (sizeof(pool_big_block) + align - 1) & ~(align - 1);
     if (bytes > SIZE_MAX - header) throw_bad_alloc();
@@ -598,6 +617,7 @@ class pool_core {
   std::size_t big_bytes_ = 0;
   std::pmr::memory_resource* upstream_;
   std::size_t keep_empty_;
+  bool oversize_warned_ = false;  // LOWALLOC_POOL_WARN_OVERSIZE: the warning was given
 };
 
 }  // namespace detail
