@@ -64,7 +64,6 @@ struct thread_state {
   bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
   std::uint32_t generation;
-  std::uint64_t tid;        // of the THREAD record
   std::uintptr_t stack_lo;  // the mapping of the thread's own stack; [lo, hi) is readable
   std::uintptr_t stack_hi;
   std::uintptr_t other_lo[4];  // other stacks it ran on (fibers, sigaltstack), round robin
@@ -76,6 +75,7 @@ struct thread_state {
   thread_state* next_live;  // the list of live states, under live_mutex
   thread_state* prev_live;
   stack_table stacks;
+  std::uint64_t tid;  // of the THREAD record (cold: read by the crash handler only)
 };
 
 extern __thread thread_state* tls_state;
