@@ -4,10 +4,11 @@
 #            pkg-config, zstd and elfutils' libdw headers)
 #   test     `make test`: GoogleTest, Google Benchmark (the release preset builds the
 #            benchmarks), libunwind and heaptrack (the tracer's peers), clang 14 and libc++ (the
-#            libc++ test programs; libc++'s headers are unpacked), gdb, groff (the man page
-#            test), dpkg-dev and file (the .deb test)
+#            libc++ test programs; libc++'s headers are unpacked), gdb and python3 (the
+#            debugger tests, the tables of `make bench`), groff (the man page test), dpkg-dev
+#            and file (the .deb test)
 #   bench    `make bench`: the peer libraries of the benchmarks (Boost, Abseil, LLVM 14,
-#            mimalloc, jemalloc) and python3 for the tables
+#            mimalloc, jemalloc)
 #   package  `make package`: demo, and dpkg-dev and file for the .deb's Depends
 # Usage: scripts/install-deps.sh [demo|test|bench|package]   (default demo; `build` is demo)
 #        scripts/install-deps.sh --list LEVEL                 (print the packages, install nothing)
@@ -27,10 +28,10 @@ what=${1:-demo}
 demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev libdw-dev libelf-dev)
 # clang and libc++ build the test programs of `lowalloc advise` against libc++ as well.
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack
-               clang-14 libc++1-14 libc++abi1-14 gdb groff-base dpkg-dev file)
+               clang-14 libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file)
 # mimalloc and jemalloc are peers in the memory-resource benchmarks (loaded with dlopen, never
 # linked); Boost, Abseil and LLVM in the container benchmarks.
-bench_packages=(libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev python3)
+bench_packages=(libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev)
 package_packages=(dpkg-dev file)
 case "$what" in
   demo) packages=("${demo_packages[@]}") ;;
