@@ -40,8 +40,8 @@
 
 #include <lowalloc/detail/arena_poison.hpp>
 #include <lowalloc/detail/config.hpp>
-#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/forwarding_resource.hpp>
+#include <lowalloc/detail/gdb_scripts.hpp>
 #include <lowalloc/detail/throw.hpp>
 
 #include <cstddef>
