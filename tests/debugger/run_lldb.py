@@ -19,8 +19,10 @@ VARIABLES = ("vi_inline vi_heap vbase vempty iv iv0 s_short s_long s24_long s_qu
 def run(lldb, program, source, formatters, env):
     with open(source, encoding="utf-8") as f:
         line = next(i for i, text in enumerate(f, 1) if "// break here" in text)
+    # The program's own output goes to /dev/null: on the same pipe as lldb's it could land
+    # between lldb's lines.
     args = [lldb, "-b", "-o", "command script import " + formatters,
-            "-o", "breakpoint set -f %s -l %d" % (os.path.basename(source), line), "-o", "run"]
+            "-o", "breakpoint set -f %s -l %d" % (os.path.basename(source), line), "-o", "process launch --stdout /dev/null"]
     for v in VARIABLES:
         args += ["-o", "frame variable " + v]
     args += ["-o", "frame variable vi_heap[9]", "-o", "kill", program]
