@@ -169,27 +169,6 @@ std::string class_text(const frame& f) {
   return s.substr(start, last - start);
 }
 
-// Splits "a, b<c, d>, e" at its top-level commas.
-std::vector<std::string> split_arguments(std::string_view s) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::size_t from = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || (s[i] == ',' && depth == 0)) {
-      std::string_view a = s.substr(from, i - from);
-      while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
-      while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-      out.emplace_back(a);
-      from = i + 1;
-    } else if (s[i] == '<' || s[i] == '(') {
-      ++depth;
-    } else if (s[i] == '>' || s[i] == ')') {
-      --depth;
-    }
-  }
-  return out;
-}
-
 bool is_default_argument(std::string_view a) {
   for (std::string_view d : {"std::allocator<", "std::less<", "std::hash<", "std::equal_to<",
                              "std::char_traits<", "std::default_delete<"})
@@ -203,7 +182,7 @@ std::string simplify_type(std::string_view t) {
   const std::size_t open = t.find('<');
   if (open == std::string_view::npos || t.back() != '>') return std::string(t);
   const std::string_view name = t.substr(0, open);
-  std::vector<std::string> args = split_arguments(t.substr(open + 1, t.size() - open - 2));
+  std::vector<std::string> args = split_template_arguments(t.substr(open + 1, t.size() - open - 2));
   while (args.size() > 1 && is_default_argument(args.back())) args.pop_back();
   for (std::string& a : args) a = simplify_type(a);
   if (name == "std::basic_string" && args.size() == 1) {
@@ -241,7 +220,7 @@ std::string function_template_argument(const frame& f, std::string_view qualifie
     } else if (s[i] == '>') {
       if (--depth == 0) {
         const std::vector<std::string> args =
-            split_arguments(std::string_view(s).substr(open + 1, i - open - 1));
+            split_template_arguments(std::string_view(s).substr(open + 1, i - open - 1));
         return args.empty() ? std::string() : simplify_type(args[0]);
       }
     }

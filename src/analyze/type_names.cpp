@@ -34,27 +34,6 @@ std::size_t closing(std::string_view s, std::size_t open) noexcept {
   return std::string_view::npos;
 }
 
-// "a, b<c, d>, e" split at its top-level commas, each trimmed.
-std::vector<std::string> split_arguments(std::string_view s) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::size_t from = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || (s[i] == ',' && depth == 0)) {
-      std::string_view a = s.substr(from, i - from);
-      while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
-      while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-      out.emplace_back(a);
-      from = i + 1;
-    } else if (s[i] == '<' || s[i] == '(') {
-      ++depth;
-    } else if (s[i] == '>' || s[i] == ')') {
-      --depth;
-    }
-  }
-  return out;
-}
-
 // Without spaces: "std::allocator<std::string >" and "std::allocator<std::string>" compare equal.
 std::string squeezed(std::string_view s) {
   std::string out;
@@ -122,7 +101,8 @@ bool arguments_of(const std::string& s, std::string_view name, std::vector<std::
   head += name;
   head += '<';
   if (!starts_with(s, head) || s.back() != '>') return false;
-  args = split_arguments(std::string_view(s).substr(head.size(), s.size() - head.size() - 1));
+  args =
+      split_template_arguments(std::string_view(s).substr(head.size(), s.size() - head.size() - 1));
   return true;
 }
 
@@ -168,6 +148,26 @@ std::string rewrite(std::string_view name, std::vector<std::string> args) {
 
 }  // namespace
 
+std::vector<std::string> split_template_arguments(std::string_view s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || (s[i] == ',' && depth == 0)) {
+      std::string_view a = s.substr(from, i - from);
+      while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
+      while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
+      out.emplace_back(a);
+      from = i + 1;
+    } else if (s[i] == '<' || s[i] == '(') {
+      ++depth;
+    } else if (s[i] == '>' || s[i] == ')') {
+      --depth;
+    }
+  }
+  return out;
+}
+
 std::string abbreviate_lowalloc_types(std::string_view s) {
   static constexpr std::string_view ns = "lowalloc::";
   static constexpr std::string_view templates[] = {"basic_string",      "small_vector",
@@ -197,7 +197,7 @@ std::string abbreviate_lowalloc_types(std::string_view s) {
       i = end;
       continue;
     }
-    std::vector<std::string> args = split_arguments(s.substr(end + 1, close - end - 1));
+    std::vector<std::string> args = split_template_arguments(s.substr(end + 1, close - end - 1));
     for (std::string& a : args) a = abbreviate_lowalloc_types(a);
     out += rewrite(name, std::move(args));
     i = close + 1;

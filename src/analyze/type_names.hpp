@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lowalloc::analyze {
 
@@ -16,6 +17,9 @@ namespace lowalloc::analyze {
 /// small_storage and fixed_storage without their default arguments; sizes without their suffix
 /// ("32ul" as "32"). Anything else is left as it is.
 std::string abbreviate_lowalloc_types(std::string_view text);
+
+/// "a, b<c, d>, e" split at its top-level commas (not those inside <> or ()), each trimmed.
+std::vector<std::string> split_template_arguments(std::string_view s);
 
 }  // namespace lowalloc::analyze
 
