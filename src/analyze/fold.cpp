@@ -255,7 +255,9 @@ bool is_start_frame(const frame& f) {
 }
 
 std::size_t start_fold_count(const std::vector<frame>& stack) {
-  return start_fold_count(stack.size(), 0, [&](std::size_t i) -> const frame& { return stack[i]; });
+  return start_fold_count(
+      stack.size(), 0, [&](std::size_t i) -> const frame& { return stack[i]; },
+      [&](std::size_t i) { return is_start_frame(stack[i]); });
 }
 
 std::size_t fold_count(const std::vector<frame>& stack) {

@@ -37,19 +37,20 @@ std::size_t fold_count(const std::vector<frame>& stack);
 bool is_start_frame(const frame& f);
 
 /// How many frames to fold off the outermost end of a stack of `count` frames (frame i is
-/// `at(i)`, innermost first) whose first `folded` frames are folded off its innermost end: the
+/// `at(i)`, innermost first; `is_start(i)` is is_start_frame(at(i)), which a caller may
+/// remember per frame) whose first `folded` frames are folded off its innermost end: the
 /// program's entry point (`_start`: by name, or a frame without a name that calls into the C
 /// library's start frames) and the start frames inside it, never the last frame left.
-template <class At>
-std::size_t start_fold_count(std::size_t count, std::size_t folded, At&& at) {
+template <class At, class IsStart>
+std::size_t start_fold_count(std::size_t count, std::size_t folded, At&& at, IsStart&& is_start) {
   if (count <= folded + 1) return 0;
   const std::size_t left = count - folded;
   std::size_t n = 0;
   const frame& outermost = at(count - 1);
   if (outermost.function == "_start" ||
-      (outermost.function.empty() && is_start_frame(at(count - 2)) && !is_start_frame(outermost)))
+      (outermost.function.empty() && is_start(count - 2) && !is_start(count - 1)))
     n = 1;
-  while (n + 1 < left && is_start_frame(at(count - 1 - n))) ++n;
+  while (n + 1 < left && is_start(count - 1 - n)) ++n;
   return n;
 }
 

@@ -210,14 +210,21 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
     st.frame_count = static_cast<std::uint32_t>(table->ids.size() - st.first_frame);
   }
   const std::vector<bool>& allocator = locations.allocator();
+  // Whether each frame is a start frame, decided once per frame (stacks share their outer
+  // frames): -1 not yet known.
+  std::vector<signed char> start(table->frames.size(), -1);
   for (stack& st : a.stacks) {
     // As detail::fold_count: the leading allocator frames, never the last frame.
     std::uint32_t n = 0;
     while (n + 1 < st.frame_count && allocator[table->ids[st.first_frame + n]]) ++n;
     st.allocator_frames = n;
-    st.start_frames = static_cast<std::uint32_t>(
-        detail::start_fold_count(st.frame_count, n, [&](std::size_t i) -> const frame& {
-          return table->frames[table->ids[st.first_frame + i]];
+    const auto id = [&](std::size_t i) { return table->ids[st.first_frame + i]; };
+    st.start_frames = static_cast<std::uint32_t>(detail::start_fold_count(
+        st.frame_count, n, [&](std::size_t i) -> const frame& { return table->frames[id(i)]; },
+        [&](std::size_t i) {
+          signed char& known = start[id(i)];
+          if (known < 0) known = detail::is_start_frame(table->frames[id(i)]) ? 1 : 0;
+          return known == 1;
         }));
   }
   a.frames = std::move(table);
