@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages lowalloc needs, by level; each level adds to the one before:
 #   demo     the tool and the examples: `make demo`, `make package` (compiler, CMake, Ninja,
-#            pkg-config, zstd and elfutils' libdw headers)
+#            pkg-config, zstd, zlib and elfutils' libdw headers)
 #   test     `make test`: GoogleTest, Google Benchmark (the release preset builds the
 #            benchmarks), libunwind and heaptrack (the tracer's peers), clang 14 and libc++ (the
 #            libc++ test programs; libc++'s headers are unpacked), gdb and python3 (the
 #            debugger tests, the tables of `make bench`), groff (the man page test), dpkg-dev
-#            and file (the .deb test)
+#            and file (the .deb test), chromium (the HTML report's
+#            test in a headless browser) and golang-go (`go tool pprof` reads the pprof export)
 #   bench    `make bench`: the peer libraries of the benchmarks (Boost, Abseil, LLVM 14,
 #            mimalloc, jemalloc)
 #   package  `make package`: demo, and dpkg-dev and file for the .deb's Depends
@@ -25,10 +26,11 @@ fi
 what=${1:-demo}
 [ "$what" = build ] && what=demo # the name of the first level before it was split
 
-demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev libdw-dev libelf-dev)
+demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev)
 # clang and libc++ build the test programs of `lowalloc advise` against libc++ as well.
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack
-               clang-14 libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file)
+               clang-14 libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file
+               chromium golang-go)
 # mimalloc and jemalloc are peers in the memory-resource benchmarks (loaded with dlopen, never
 # linked); Boost, Abseil and LLVM in the container benchmarks.
 bench_packages=(libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev)
@@ -55,7 +57,7 @@ fi
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "lowalloc: not a Debian/Ubuntu system; please install: ${packages[*]}" >&2
-  echo "(CMake >= 3.21, Ninja, a C++17 compiler, pkg-config, zstd and elfutils libdw;" >&2
+  echo "(CMake >= 3.21, Ninja, a C++17 compiler, pkg-config, zstd, zlib and elfutils libdw;" >&2
   echo " for the tests GoogleTest, Google Benchmark, libunwind, heaptrack, clang and libc++," >&2
   echo " for the benchmarks Boost, Abseil, LLVM 14, mimalloc and jemalloc)" >&2
   exit 1

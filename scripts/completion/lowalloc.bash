@@ -9,7 +9,7 @@
 _lowalloc_options() {
   case $1 in
     run) echo "-o --output --no-fork --follow-exec --depth -q --quiet -h --help" ;;
-    report) echo "--format --top --sort --no-symbols --no-fold --objects --debug-path -h --help" ;;
+    report) echo "--format -o --output --top --sort --no-symbols --no-fold --objects --debug-path -h --help" ;;
     advise) echo "--format --top --no-measure --debug-path -h --help" ;;
     diff) echo "--format --top --all --no-symbols --debug-path -h --help" ;;
     check)
@@ -103,6 +103,10 @@ _lowalloc() {
           ;;
         --baseline) _lowalloc_files "$cur" "*.trace"; return 0 ;;
         --junit) _lowalloc_files "$cur" ""; return 0 ;;
+        -o | --output)
+          [[ $command == report ]] && _lowalloc_files "$cur" ""
+          return 0
+          ;;
         --debug-path)
           compopt -o filenames 2>/dev/null
           COMPREPLY=($(compgen -d -- "$cur"))

@@ -1,11 +1,12 @@
-// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]
-// [--objects] [--debug-path DIR]`:
-// reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
-// 2 a usage error, a file that cannot be read or is damaged (then what could be read is printed
-// first) or an output that cannot be written.
+// `lowalloc report FILE [--format NAME] [-o OUT] [--top N] [--sort KEY] [--no-symbols]
+// [--no-fold] [--objects] [--debug-path DIR]`:
+// reads a trace and prints it in one of the formats of src/report (formats()), on standard
+// output or into OUT. Exit status: 0, 2 a usage error, a file that cannot be read or is damaged
+// (then what could be read is printed first) or an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/notes.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
@@ -51,6 +52,8 @@ std::string usage_text() {
     text += row + std::string(f.help) + "\n";
   }
   text +=
+      "  -o, --output FILE  write the report to FILE instead of standard output (FILE\n"
+      "                     is replaced only once the report is complete)\n"
       "  --top N            show the N first sites (default: text 10, the others all;\n"
       "                     0: none, only the summary)\n"
       "  --sort KEY         rank sites by allocations (default), bytes, temporary,\n"
@@ -86,6 +89,7 @@ int report_main(int argc, char** argv) {
   bool top_given = false;
   analyze::options opts;
   bool objects = false;
+  std::string output;
 
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -102,6 +106,9 @@ int report_main(int argc, char** argv) {
       if (format == nullptr)
         return usage_error("unknown format '" + std::string(value) + "' (" + format_names(", ") +
                            ")");
+    } else if (take_value("-o") || take_value("--output")) {
+      if (value.empty()) return usage_error(std::string(arg) + " needs a file name");
+      output = std::string(value);
     } else if (take_value("--top")) {
       const std::string v(value);
       char* end = nullptr;
@@ -123,7 +130,8 @@ int report_main(int argc, char** argv) {
       opts.fold_allocator = false;
     } else if (arg == "--objects") {
       objects = true;
-    } else if (arg == "--format" || arg == "--top" || arg == "--sort" || arg == "--debug-path") {
+    } else if (arg == "--format" || arg == "-o" || arg == "--output" || arg == "--top" ||
+               arg == "--sort" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
@@ -136,6 +144,17 @@ int report_main(int argc, char** argv) {
   if (file.empty()) return usage_error("no trace file given");
   if (!top_given) ro.top = format->default_top;
   ro.trace_name = file;
+
+  // An output that cannot be written is said before the trace is read, which can take long.
+  output_file out_file;
+  if (!output.empty()) {
+    std::string error;
+    if (!out_file.open(output, error)) {
+      std::cerr << "lowalloc report: " << error << '\n';
+      return 2;
+    }
+  }
+  std::ostream& out = output.empty() ? std::cout : out_file.stream();
 
   analyze::analysis a;
   analyze::object_tracker tracker;
@@ -172,14 +191,22 @@ int report_main(int argc, char** argv) {
   }
 
   print_module_notes("report", a, true);
-  format->write(std::cout, a, ro);
-  std::cout.flush();
+  format->write(out, a, ro);
+  bool written = true;
+  if (output.empty()) {
+    std::cout.flush();
+    written = static_cast<bool>(std::cout);
+  } else {
+    std::string error;
+    written = out_file.commit(error);
+    if (!written) std::cerr << "lowalloc report: " << error << '\n';
+  }
   if (!a.truncation.empty()) {
     std::cerr << "lowalloc report: " << file
               << ": warning: the trace is damaged, read up to: " << a.truncation << '\n';
     return 2;
   }
-  return std::cout ? 0 : 2;
+  return written ? 0 : 2;
 }
 
 }  // namespace lowalloc::cli

@@ -54,6 +54,8 @@ expect "sub/c.trace" lowalloc advise sub/
 expect "a.trace b.trace bin sub" lowalloc diff a.trace ""
 expect "a.trace b.trace bin sub" lowalloc check a.trace --baseline ""
 expect "bin sub" lowalloc report --debug-path ""
+expect "a.trace b.trace bin notes.txt sub" lowalloc report a.trace -o ""
+expect "notes.txt" lowalloc report a.trace --output n
 expect "--debug-path" lowalloc report --deb
 expect "--debug-path" lowalloc advise --deb
 expect "--debug-path" lowalloc diff --deb

@@ -101,6 +101,32 @@ if [ -s true.trace ]; then
     sh -c '"$1" check --no-symbols true.trace --max-allocations 1G >/dev/full' sh "$lowalloc"
   expect 2 "check --junit to a missing directory" \
     "$lowalloc" check -q --no-symbols true.trace --max-allocations 1G --junit /nonexistent/j.xml
+  # report -o: the file, whole; an unwritable one said at once (before the trace is read) and
+  # nothing left behind; a report that was there survives a failed write.
+  expect 0 "report -o" "$lowalloc" report --no-symbols -o r.txt true.trace
+  empty out "report -o r.txt"
+  "$lowalloc" report --no-symbols true.trace >expected.txt 2>/dev/null
+  if ! cmp -s r.txt expected.txt; then
+    echo "FAIL: report -o r.txt differs from the report on standard output"
+    failures=$((failures + 1))
+  fi
+  expect 0 "report --output=" "$lowalloc" report --no-symbols --output=r2.txt true.trace
+  cmp -s r2.txt expected.txt || { echo "FAIL: --output=r2.txt differs"; failures=$((failures + 1)); }
+  expect 2 "report -o a missing directory" "$lowalloc" report -o /nonexistent/r.txt true.trace
+  has err "lowalloc report: cannot write /nonexistent/r.txt" "report -o /nonexistent/r.txt"
+  mkdir -p adir
+  expect 2 "report -o a directory" "$lowalloc" report -o adir true.trace
+  has err "it is a directory" "report -o adir"
+  expect 2 "report -o /dev/full" "$lowalloc" report --no-symbols -o /dev/full true.trace
+  expect 2 "report -o without a file" "$lowalloc" report true.trace -o
+  expect 2 "report -o a missing trace" "$lowalloc" report -o r3.txt missing.trace
+  [ -e r3.txt ] && { echo "FAIL: report of a missing trace created r3.txt"; failures=$((failures + 1)); }
+  if [ "$(id -u)" -ne 0 ]; then # root writes into read-only directories
+    mkdir -p ro && chmod a-w ro
+    expect 2 "report -o into a read-only directory" "$lowalloc" report -o ro/r.txt true.trace
+  fi
+  leftovers=$(ls -a | grep -c '\.tmp\.')
+  [ "$leftovers" -eq 0 ] || { echo "FAIL: temporary files left: $(ls -a | grep '\.tmp\.')"; failures=$((failures + 1)); }
 else
   echo "FAIL: lowalloc run -o true.trace -- /bin/true wrote no trace"
   failures=$((failures + 1))

@@ -58,7 +58,7 @@ installed() {
 }
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 
-demo_list="cmake g++ libdw-dev libelf-dev libzstd-dev make ninja-build pkg-config "
+demo_list="cmake g++ libdw-dev libelf-dev libzstd-dev make ninja-build pkg-config zlib1g-dev "
 for level in demo build; do
   run "$level" || fail "$level: exit status $? ($(cat "$work/out"))"
   [ "$(installed)" = "$demo_list" ] || fail "$level installs '$(installed)', expected '$demo_list'"
@@ -74,7 +74,7 @@ done
 run test || fail "test: exit status $? ($(cat "$work/out"))"
 pkgs=$(installed)
 for p in $demo_list libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack clang-14 \
-  libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file; do
+  libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file chromium golang-go; do
   has "$pkgs" "$p" || fail "test does not install $p"
 done
 for p in libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev; do
