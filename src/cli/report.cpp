@@ -1,5 +1,5 @@
-// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--no-symbols] [--no-fold]
-// [--objects] [--debug-path DIR]`:
+// `lowalloc report FILE [--format NAME] [--top N] [--sort KEY] [--inuse end|peak]
+// [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()). Exit status: 0,
 // 2 a usage error, a file that cannot be read or is damaged (then what could be read is printed
 // first) or an output that cannot be written.
@@ -22,6 +22,8 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace lowalloc::cli {
 
@@ -56,6 +58,8 @@ std::string usage_text() {
       "  --sort KEY         rank sites by allocations (default), bytes, temporary,\n"
       "                     leaked (bytes) or peak (live bytes at the peak); the value\n"
       "                     of a folded line\n"
+      "  --inuse WHEN       pprof's in-use values: the blocks live at the end (default)\n"
+      "                     or at the peak (WHEN: end or peak)\n"
       "  --no-symbols       addresses and modules only (no debug info is read)\n"
       "  --debug-path DIR   look in DIR for a copy of a binary that changed or was\n"
       "                     deleted since the trace was written (by its name, or its\n"
@@ -116,6 +120,13 @@ int report_main(int argc, char** argv) {
       if (!report::parse_sort_key(value, ro.sort))
         return usage_error("unknown sort key '" + std::string(value) +
                            "' (allocations, bytes, temporary, leaked, peak)");
+    } else if (take_value("--inuse")) {
+      if (value == "end")
+        ro.inuse = report::inuse_at::end;
+      else if (value == "peak")
+        ro.inuse = report::inuse_at::peak;
+      else
+        return usage_error("--inuse is end or peak, not '" + std::string(value) + "'");
     } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
@@ -123,7 +134,8 @@ int report_main(int argc, char** argv) {
       opts.fold_allocator = false;
     } else if (arg == "--objects") {
       objects = true;
-    } else if (arg == "--format" || arg == "--top" || arg == "--sort" || arg == "--debug-path") {
+    } else if (arg == "--format" || arg == "--top" || arg == "--sort" || arg == "--inuse" ||
+               arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
@@ -136,6 +148,11 @@ int report_main(int argc, char** argv) {
   if (file.empty()) return usage_error("no trace file given");
   if (!top_given) ro.top = format->default_top;
   ro.trace_name = file;
+  if (format->binary && ::isatty(STDOUT_FILENO) == 1) {
+    std::cerr << "lowalloc report: --format " << format->name
+              << " is binary: not written to a terminal (redirect standard output)\n";
+    return 2;
+  }
 
   analyze::analysis a;
   analyze::object_tracker tracker;
