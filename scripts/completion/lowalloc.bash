@@ -1,15 +1,15 @@
 # bash completion for lowalloc(1). Installed as share/bash-completion/completions/lowalloc, where
 # bash-completion loads it on first use; or source it from ~/.bashrc.
 #
-# Completes the subcommands, each one's options, the values of --format and --sort, trace files
-# (*.trace) where a trace is read, and after `lowalloc run --` a program, then its arguments as
-# files. Kept in step with `lowalloc help COMMAND` by tests/cli (completion_test.sh).
+# Completes the subcommands, each one's options, the values of --format, --sort and --inuse,
+# trace files (*.trace) where a trace is read, and after `lowalloc run --` a program, then its
+# arguments as files. Kept in step with `lowalloc help COMMAND` by tests/cli (completion_test.sh).
 
 # The words of each subcommand's options.
 _lowalloc_options() {
   case $1 in
     run) echo "-o --output --no-fork --follow-exec --depth -q --quiet -h --help" ;;
-    report) echo "--format -o --output --top --sort --no-symbols --no-fold --objects --debug-path -h --help" ;;
+    report) echo "--format -o --output --top --sort --inuse --no-symbols --no-fold --objects --debug-path -h --help" ;;
     advise) echo "--format --top --no-measure --debug-path -h --help" ;;
     diff) echo "--format --top --all --no-symbols --debug-path -h --help" ;;
     check)
@@ -90,10 +90,14 @@ _lowalloc() {
       case $prev in
         --format)
           if [[ $command == report ]]; then
-            COMPREPLY=($(compgen -W "text json folded" -- "$cur"))
+            COMPREPLY=($(compgen -W "text json folded pprof" -- "$cur"))
           else
             COMPREPLY=($(compgen -W "text json" -- "$cur"))
           fi
+          return 0
+          ;;
+        --inuse)
+          [[ $command == report ]] && COMPREPLY=($(compgen -W "end peak" -- "$cur"))
           return 0
           ;;
         --sort)

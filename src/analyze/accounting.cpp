@@ -49,6 +49,7 @@ void accounting::on_alloc(const alloc_event& e) {
   ++live_count_;
   if (live_bytes_ > totals.peak_bytes) {
     totals.peak_bytes = live_bytes_;
+    totals.peak_allocations = live_count_;
     ++epoch_;
   }
 }

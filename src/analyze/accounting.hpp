@@ -20,8 +20,8 @@ namespace lowalloc::analyze {
 class accounting final : public event_sink {
  public:
   /// Per stack (the merge's numbering): counters. While the merge runs, the leak counters hold
-  /// what is live and peak_bytes what was live at the latest peak if `epoch` is current; after
-  /// finish(), all three are final.
+  /// what is live, and peak_bytes and peak_allocations what was live at the latest peak if
+  /// `epoch` is current; after finish(), all four are final.
   struct stack_counters {
     counters c;
     std::uint64_t epoch = 0;
@@ -82,6 +82,7 @@ class accounting final : public event_sink {
   void touch(stack_counters& r) noexcept {
     if (r.epoch != epoch_) {
       r.c.peak_bytes = r.c.leaked_bytes;
+      r.c.peak_allocations = r.c.leaked_allocations;
       r.epoch = epoch_;
     }
   }

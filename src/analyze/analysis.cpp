@@ -34,6 +34,8 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.crash = std::move(acc.crash);
   a.sizes = acc.sizes;
   build_stacks(merge.stacks(), merge.modules(), acc, opts, a);
+  a.modules.reserve(merge.modules().size());
+  for (const recorded_module& m : merge.modules()) a.modules.push_back(m.desc);
   return a;
 }
 

@@ -45,8 +45,14 @@ struct analysis {
   std::shared_ptr<const frame_table> frames;
   std::vector<stack> stacks;
   std::vector<stack_bucket> stack_sizes;  // per stack: see stack::first_size
+  /// The ELF objects of the traced process, as its MODULE records described them (an object
+  /// loaded twice is listed twice); frames name theirs by path, frame::address - frame::offset
+  /// being its bias.
+  std::vector<module_desc> modules;
   // The view the reports print: sorted by allocations, descending.
   std::vector<site> sites;
+  /// Whether the sites hide each stack's allocator and start frames (options::fold_allocator).
+  bool folded = true;
   /// The operations sites name (site::op), each once; operations[0] is "other".
   std::vector<operation> operations{operation{}};
   const operation& operation_of(const site& s) const { return operations[s.op]; }

@@ -15,6 +15,7 @@ void add_counters(counters& into, const counters& c) noexcept {
   into.leaked_bytes += c.leaked_bytes;
   into.peak_bytes += c.peak_bytes;
   into.max_live_bytes += c.max_live_bytes;
+  into.peak_allocations += c.peak_allocations;
 }
 
 std::size_t histogram::bucket_of(std::uint64_t size) noexcept {

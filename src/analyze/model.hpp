@@ -66,6 +66,7 @@ struct counters {
   /// the totals (the peak); added up over the stacks of a site or a place, a bound from above
   /// (site::max_live_at_least is the bound from below).
   std::uint64_t max_live_bytes = 0;
+  std::uint64_t peak_allocations = 0;  // blocks live at the moment of the process-wide peak
 };
 
 /// Adds each counter of `c` to `into`'s.

@@ -294,6 +294,7 @@ void merge_buckets(std::vector<size_counts::bucket_count>::iterator first,
 
 void build_sites(analysis& a, bool fold) {
   a.sites.clear();
+  a.folded = fold;
   if (a.frames == nullptr) return;
   // The sites made once, at their number (the grouping's hash table is gone by then).
   const std::vector<std::pair<std::uint32_t, std::uint32_t>> shown = number_sites(a, fold);

@@ -1,5 +1,5 @@
-// `lowalloc report FILE [--format NAME] [-o OUT] [--top N] [--sort KEY] [--no-symbols]
-// [--no-fold] [--objects] [--debug-path DIR]`:
+// `lowalloc report FILE [--format NAME] [-o OUT] [--top N] [--sort KEY] [--inuse end|peak]
+// [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()), on standard
 // output or into OUT. Exit status: 0, 2 a usage error, a file that cannot be read or is damaged
 // (then what could be read is printed first) or an output that cannot be written.
@@ -23,6 +23,8 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace lowalloc::cli {
 
@@ -59,6 +61,8 @@ std::string usage_text() {
       "  --sort KEY         rank sites by allocations (default), bytes, temporary,\n"
       "                     leaked (bytes) or peak (live bytes at the peak); the value\n"
       "                     of a folded line\n"
+      "  --inuse WHEN       pprof's in-use values: the blocks live at the end (default)\n"
+      "                     or at the peak (WHEN: end or peak)\n"
       "  --no-symbols       addresses and modules only (no debug info is read)\n"
       "  --debug-path DIR   look in DIR for a copy of a binary that changed or was\n"
       "                     deleted since the trace was written (by its name, or its\n"
@@ -123,6 +127,13 @@ int report_main(int argc, char** argv) {
       if (!report::parse_sort_key(value, ro.sort))
         return usage_error("unknown sort key '" + std::string(value) +
                            "' (allocations, bytes, temporary, leaked, peak)");
+    } else if (take_value("--inuse")) {
+      if (value == "end")
+        ro.inuse = report::inuse_at::end;
+      else if (value == "peak")
+        ro.inuse = report::inuse_at::peak;
+      else
+        return usage_error("--inuse is end or peak, not '" + std::string(value) + "'");
     } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
@@ -131,7 +142,7 @@ int report_main(int argc, char** argv) {
     } else if (arg == "--objects") {
       objects = true;
     } else if (arg == "--format" || arg == "-o" || arg == "--output" || arg == "--top" ||
-               arg == "--sort" || arg == "--debug-path") {
+               arg == "--sort" || arg == "--inuse" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
@@ -144,6 +155,11 @@ int report_main(int argc, char** argv) {
   if (file.empty()) return usage_error("no trace file given");
   if (!top_given) ro.top = format->default_top;
   ro.trace_name = file;
+  if (format->binary && output.empty() && ::isatty(STDOUT_FILENO) == 1) {
+    std::cerr << "lowalloc report: --format " << format->name
+              << " is binary: not written to a terminal (write it to a file: -o FILE)\n";
+    return 2;
+  }
 
   // An output that cannot be written is said before the trace is read, which can take long.
   output_file out_file;

@@ -14,6 +14,8 @@ const std::vector<format>& formats() {
       {"text", "a summary and the top sites (default)", 10, write_text},
       {"json", "everything, for programs", all, write_json},
       {"folded", "one line per site for flamegraph.pl, inferno or speedscope", all, write_folded},
+      {"pprof", "gzip-compressed profile.proto for go tool pprof (binary: use -o)", all,
+       write_pprof, true},
   };
   return table;
 }

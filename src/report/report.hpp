@@ -30,6 +30,10 @@ using analyze::analysis;
 /// What sites are ranked by, and the value of a folded line.
 enum class sort_key { allocations, bytes, temporary, leaked, peak };
 
+/// What the in-use values of a format that has them (pprof's inuse_objects, inuse_space) count:
+/// the blocks live at the end (leaked), or live at the moment of the peak.
+enum class inuse_at { end, peak };
+
 struct report_options {
   sort_key sort = sort_key::allocations;
   std::size_t top = std::numeric_limits<std::size_t>::max();  // sites shown; max: all
@@ -38,6 +42,7 @@ struct report_options {
   const std::vector<analyze::object_counts>* objects = nullptr;
   /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.
   const std::vector<analyze::advice_item>* advice = nullptr;
+  inuse_at inuse = inuse_at::end;  // `report --inuse`
 };
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
@@ -48,6 +53,7 @@ struct format {
   std::string_view help;    // for --help, one or two short lines
   std::size_t default_top;  // sites shown without --top
   writer write;
+  bool binary = false;  // not text: never written to a terminal
 };
 
 /// Every format, the default first.
@@ -61,6 +67,10 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro);
 void write_json(std::ostream& out, const analysis& a, const report_options& ro);
 /// One line per site: "outermost;...;innermost VALUE", VALUE the `ro.sort` metric.
 void write_folded(std::ostream& out, const analysis& a, const report_options& ro);
+/// pprof's profile.proto, gzip-compressed: one sample per stack with alloc_objects,
+/// alloc_space, inuse_objects and inuse_space (`ro.inuse`). Throws std::runtime_error if zlib
+/// fails.
+void write_pprof(std::ostream& out, const analysis& a, const report_options& ro);
 
 }  // namespace lowalloc::report
 

@@ -42,12 +42,14 @@ expect() {
 expect "--help --version advise check diff help report run" lowalloc ""
 expect "report run" lowalloc r
 expect "advise check diff report run" lowalloc help ""
-expect "folded json text" lowalloc report --format ""
+expect "folded json pprof text" lowalloc report --format ""
 expect "json" lowalloc report --format j
-expect "folded json text" lowalloc report x.trace --format = ""
+expect "folded json pprof text" lowalloc report x.trace --format = ""
 expect "json text" lowalloc advise --format ""
 expect "json text" lowalloc diff a.trace --format ""
 expect "allocations bytes leaked peak temporary" lowalloc report --sort ""
+expect "end peak" lowalloc report --inuse ""
+expect "peak" lowalloc report x.trace --inuse p
 expect "" lowalloc report --top ""
 expect "a.trace b.trace bin sub" lowalloc report ""
 expect "sub/c.trace" lowalloc advise sub/
