@@ -59,6 +59,9 @@ std::string bucket_label(std::size_t bucket);
 /// The common spellings of std::string shortened, and lowalloc's types as their users write them
 /// (lowalloc::small_string<32>), for text and flame graphs (JSON keeps the demangler's names).
 std::string readable(std::string name);
+/// A frame's name in a flame graph: its function (readable()), else "module+0xoff", else
+/// "0xaddr"; with `line`, a known line appended as "function:line".
+std::string flame_frame_name(const frame& f, bool line);
 /// "fn (file:line)", "fn (module+0xoff)", "module+0xoff" or "0xaddr", control characters
 /// replaced.
 std::string frame_text(const frame& f);

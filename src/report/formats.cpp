@@ -14,6 +14,7 @@ const std::vector<format>& formats() {
       {"text", "a summary and the top sites (default)", 10, write_text},
       {"json", "everything, for programs", all, write_json},
       {"folded", "one line per site for flamegraph.pl, inferno or speedscope", all, write_folded},
+      {"speedscope", "JSON for speedscope, a profile per metric", all, write_speedscope},
   };
   return table;
 }

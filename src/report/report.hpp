@@ -38,6 +38,9 @@ struct report_options {
   const std::vector<analyze::object_counts>* objects = nullptr;
   /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.
   const std::vector<analyze::advice_item>* advice = nullptr;
+  /// Frames named "function:line" (`report --lines`; folded and speedscope): two calls of one
+  /// function from different lines stay apart in a flame graph.
+  bool lines = false;
 };
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
@@ -61,6 +64,8 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro);
 void write_json(std::ostream& out, const analysis& a, const report_options& ro);
 /// One line per site: "outermost;...;innermost VALUE", VALUE the `ro.sort` metric.
 void write_folded(std::ostream& out, const analysis& a, const report_options& ro);
+/// speedscope's JSON file format: one sampled profile per metric over one table of frames.
+void write_speedscope(std::ostream& out, const analysis& a, const report_options& ro);
 
 }  // namespace lowalloc::report
 
