@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <iterator>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #ifndef LOWALLOC_VERSION
@@ -37,36 +40,6 @@ constexpr metric_profile profiles[] = {
     {sort_key::peak, "live bytes at the peak", "bytes"},
 };
 
-// Output gathered in a string and written in large pieces.
-class buffered {
- public:
-  explicit buffered(std::ostream& out) : out_(out) { text_.reserve(flush_at + 4096); }
-  ~buffered() { flush(); }
-  buffered(const buffered&) = delete;
-  buffered& operator=(const buffered&) = delete;
-
-  buffered& operator<<(std::string_view s) {
-    text_ += s;
-    if (text_.size() >= flush_at) flush();
-    return *this;
-  }
-  buffered& operator<<(const char* s) { return *this << std::string_view(s); }
-  buffered& operator<<(std::uint64_t n) {
-    char buf[24];
-    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, n);
-    return *this << std::string_view(buf, static_cast<std::size_t>(r.ptr - buf));
-  }
-  void flush() {
-    out_.write(text_.data(), static_cast<std::streamsize>(text_.size()));
-    text_.clear();
-  }
-
- private:
-  static constexpr std::size_t flush_at = std::size_t{1} << 20;
-  std::ostream& out_;
-  std::string text_;
-};
-
 // The shared frames: each distinct (name, file, line) once, numbered as the samples first use
 // them. A frame of the analysis is named once, however many stacks hold it.
 class frame_index {
@@ -90,7 +63,27 @@ class frame_index {
     return no_stack_ - 1;
   }
 
-  void write(buffered& out) const {
+  /// Site `s` of `a` as a sample, "[outermost, ..., innermost]": made once, though most sites
+  /// are in several profiles.
+  std::string_view sample(const analysis& a, const site& s) {
+    if (samples_.empty()) samples_.resize(a.sites.size());
+    std::pair<std::size_t, std::size_t>& at =
+        samples_[static_cast<std::size_t>(&s - a.sites.data())];
+    if (at.second == 0) {
+      at.first = sample_text_.size();
+      sample_text_ += '[';
+      if (s.stack.empty()) append(no_stack());
+      for (std::size_t k = s.stack.size(); k-- > 0;) {
+        append(of(s.stack.table(), s.stack.ids()[k], s.stack[k]));
+        if (k != 0) sample_text_ += ", ";
+      }
+      sample_text_ += ']';
+      at.second = sample_text_.size() - at.first;
+    }
+    return std::string_view(sample_text_).substr(at.first, at.second);
+  }
+
+  void write(site_writer& out) const {
     for (std::size_t i = 0; i < frames_.size(); ++i) {
       const entry& e = frames_[i];
       out << (i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ") << json_string(e.name);
@@ -123,6 +116,11 @@ class frame_index {
     return it->second;
   }
 
+  void append(std::uint64_t n) {
+    char buf[20];
+    sample_text_.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + 20, n).ptr - buf));
+  }
+
   bool lines_;
   std::unordered_map<const frame_table*, std::vector<std::uint32_t>> by_table_;
   const frame_table* last_table_ = nullptr;
@@ -130,9 +128,12 @@ class frame_index {
   std::unordered_map<std::string, std::uint32_t> numbers_;
   std::vector<entry> frames_;
   std::uint32_t no_stack_ = 0;
+  // Per site of the analysis, where its sample is in sample_text_ (length 0: not made yet).
+  std::vector<std::pair<std::size_t, std::size_t>> samples_;
+  std::string sample_text_;
 };
 
-void write_profile(buffered& out, const analysis& a, const report_options& ro,
+void write_profile(site_writer& out, const analysis& a, const report_options& ro,
                    const metric_profile& p, frame_index& frames) {
   const std::vector<const site*> sites = ranked_sites(a, p.key, ro.top);
   std::uint64_t total = 0;
@@ -140,19 +141,14 @@ void write_profile(buffered& out, const analysis& a, const report_options& ro,
   out << "\n    {\"type\": \"sampled\", \"name\": " << json_string(p.name) << ", \"unit\": \""
       << p.unit << "\", \"startValue\": 0, \"endValue\": " << total << ",\n     \"samples\": [";
   for (std::size_t i = 0; i < sites.size(); ++i) {
-    const site& s = *sites[i];
-    out << (i == 0 ? "[" : ", [");
-    if (s.stack.empty()) out << frames.no_stack();
-    const std::uint32_t* ids = s.stack.empty() ? nullptr : s.stack.ids();
-    for (std::size_t k = s.stack.size(); k-- > 0;) {
-      out << frames.of(s.stack.table(), ids[k], s.stack[k]);
-      if (k != 0) out << ", ";
-    }
-    out << "]";
+    out << (i == 0 ? "" : ", ") << frames.sample(a, *sites[i]);
+    out.element_done();
   }
   out << "],\n     \"weights\": [";
-  for (std::size_t i = 0; i < sites.size(); ++i)
+  for (std::size_t i = 0; i < sites.size(); ++i) {
     out << (i == 0 ? "" : ", ") << metric(sites[i]->totals, p.key);
+    out.element_done();
+  }
   out << "]}";
 }
 
@@ -162,7 +158,7 @@ void write_speedscope(std::ostream& out, const analysis& a, const report_options
   std::size_t active = 0;
   for (std::size_t i = 0; i < std::size(profiles); ++i)
     if (profiles[i].key == ro.sort) active = i;
-  buffered body(out);
+  site_writer body(out);
   body << "{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
        << "  \"exporter\": \"lowalloc " LOWALLOC_VERSION "\",\n  \"name\": "
        << json_string(basename(ro.trace_name))
