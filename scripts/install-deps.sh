@@ -6,8 +6,9 @@
 #            benchmarks), libunwind and heaptrack (the tracer's peers), clang 14 and libc++ (the
 #            libc++ test programs; libc++'s headers are unpacked), gdb and python3 (the
 #            debugger tests, the tables of `make bench`), groff (the man page test), dpkg-dev
-#            and file (the .deb test), chromium (the HTML report's
-#            test in a headless browser) and golang-go (`go tool pprof` reads the pprof export)
+#            and file (the .deb test), chromium (the HTML report is tested in a headless
+#            browser), golang-go (`go tool pprof` reads the pprof export) and python3-jsonschema
+#            (the speedscope export is checked against speedscope's schema)
 #   bench    `make bench`: the peer libraries of the benchmarks (Boost, Abseil, LLVM 14,
 #            mimalloc, jemalloc)
 #   package  `make package`: demo, and dpkg-dev and file for the .deb's Depends
@@ -30,7 +31,7 @@ demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev zlib1g-dev libd
 # clang and libc++ build the test programs of `lowalloc advise` against libc++ as well.
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack
                clang-14 libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file
-               chromium golang-go)
+               chromium golang-go python3-jsonschema)
 # mimalloc and jemalloc are peers in the memory-resource benchmarks (loaded with dlopen, never
 # linked); Boost, Abseil and LLVM in the container benchmarks.
 bench_packages=(libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev)

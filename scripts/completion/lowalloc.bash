@@ -9,7 +9,7 @@
 _lowalloc_options() {
   case $1 in
     run) echo "-o --output --no-fork --follow-exec --depth -q --quiet -h --help" ;;
-    report) echo "--format -o --output --top --sort --inuse --no-symbols --no-fold --objects --debug-path -h --help" ;;
+    report) echo "--format -o --output --top --sort --inuse --no-symbols --no-fold --lines --objects --debug-path -h --help" ;;
     advise) echo "--format --top --no-measure --debug-path -h --help" ;;
     diff) echo "--format --top --all --no-symbols --debug-path -h --help" ;;
     check)
@@ -90,7 +90,7 @@ _lowalloc() {
       case $prev in
         --format)
           if [[ $command == report ]]; then
-            COMPREPLY=($(compgen -W "text json folded pprof" -- "$cur"))
+            COMPREPLY=($(compgen -W "text json folded pprof speedscope" -- "$cur"))
           else
             COMPREPLY=($(compgen -W "text json" -- "$cur"))
           fi

@@ -1,5 +1,5 @@
 // `lowalloc report FILE [--format NAME] [-o OUT] [--top N] [--sort KEY] [--inuse end|peak]
-// [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
+// [--lines] [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()), on standard
 // output or into OUT. Exit status: 0, 2 a usage error, a file that cannot be read or is damaged
 // (then what could be read is printed first) or an output that cannot be written.
@@ -48,9 +48,13 @@ std::string usage_text() {
       "\n"
       "options:\n"
       "  --format NAME      one of:\n";
+  // The help texts in one column, two spaces at least after the longest name.
+  std::size_t column = 32;
+  for (const report::format& f : report::formats())
+    column = std::max<std::size_t>(column, 23 + f.name.size() + 2);
   for (const report::format& f : report::formats()) {
     std::string row = "                       " + std::string(f.name);
-    row.resize(std::max<std::size_t>(row.size() + 1, 32), ' ');
+    row.resize(column, ' ');
     text += row + std::string(f.help) + "\n";
   }
   text +=
@@ -70,6 +74,8 @@ std::string usage_text() {
       "                     files of stripped binaries; repeatable\n"
       "  --no-fold          keep allocator-internal frames (malloc, operator new,\n"
       "                     std::allocator, container growth functions)\n"
+      "  --lines            folded and speedscope: frames as function:line, so two\n"
+      "                     calls of a function from different lines stay apart\n"
       "  --objects          follow each object through its allocations (a vector's\n"
       "                     growth is one object): per site, allocations per object,\n"
       "                     lifetimes (in allocations and in time), last block sizes,\n"
@@ -139,6 +145,8 @@ int report_main(int argc, char** argv) {
       opts.symbolize = false;
     } else if (arg == "--no-fold") {
       opts.fold_allocator = false;
+    } else if (arg == "--lines") {
+      ro.lines = true;
     } else if (arg == "--objects") {
       objects = true;
     } else if (arg == "--format" || arg == "-o" || arg == "--output" || arg == "--top" ||
@@ -153,6 +161,9 @@ int report_main(int argc, char** argv) {
     }
   }
   if (file.empty()) return usage_error("no trace file given");
+  if (ro.lines && format->name != "folded" && format->name != "speedscope")
+    return usage_error("--lines is for --format folded or speedscope (" +
+                       std::string(format->name) + " shows lines already)");
   if (!top_given) ro.top = format->default_top;
   ro.trace_name = file;
   if (format->binary && output.empty() && ::isatty(STDOUT_FILENO) == 1) {

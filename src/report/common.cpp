@@ -84,6 +84,18 @@ std::string readable(std::string name) {
   return name;
 }
 
+std::string flame_frame_name(const frame& f, bool line) {
+  if (f.function.empty())
+    return f.module.empty() ? hex(f.address)
+                            : std::string(basename(f.module)) + "+" + hex(f.offset);
+  std::string name = readable(f.function);
+  if (line && f.line != 0) {
+    name += ':';
+    name += std::to_string(f.line);
+  }
+  return name;
+}
+
 // "fn (file:line)", "fn (module+0xoff)", "module+0xoff", "0xaddr".
 std::string frame_text(const frame& f) {
   std::string where;

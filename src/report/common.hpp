@@ -5,8 +5,12 @@
 #include "analyze/model.hpp"
 #include "report/report.hpp"
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +63,9 @@ std::string bucket_label(std::size_t bucket);
 /// The common spellings of std::string shortened, and lowalloc's types as their users write them
 /// (lowalloc::small_string<32>), for text and flame graphs (JSON keeps the demangler's names).
 std::string readable(std::string name);
+/// A frame's name in a flame graph: its function (readable()), else "module+0xoff", else
+/// "0xaddr"; with `line`, a known line appended as "function:line".
+std::string flame_frame_name(const frame& f, bool line);
 /// "fn (file:line)", "fn (module+0xoff)", "module+0xoff" or "0xaddr", control characters
 /// replaced.
 std::string frame_text(const frame& f);
@@ -66,6 +73,53 @@ std::string frame_text(const frame& f);
 /// `s` as a JSON string literal, quotes included: control characters escaped, invalid UTF-8
 /// bytes replaced by U+FFFD.
 std::string json_string(std::string_view s);
+
+/// The sites and frames of a report, which are most of it (a hundred megabytes for 10^6 sites),
+/// made in a buffer with to_chars and written in large pieces: an ostream insertion per field,
+/// through the stream synchronized with stdio, cost more than the analysis.
+class site_writer {
+ public:
+  explicit site_writer(std::ostream& out) : out_(out), buf_(new char[capacity]) {}
+  ~site_writer() { flush(); }
+  site_writer(const site_writer&) = delete;
+  site_writer& operator=(const site_writer&) = delete;
+
+  site_writer& operator<<(std::string_view s) {
+    if (s.size() > capacity - size_) {
+      flush();
+      if (s.size() > capacity) {
+        out_.write(s.data(), static_cast<std::streamsize>(s.size()));
+        return *this;
+      }
+    }
+    std::memcpy(buf_.get() + size_, s.data(), s.size());
+    size_ += s.size();
+    return *this;
+  }
+  site_writer& operator<<(const char* s) { return *this << std::string_view(s); }
+  site_writer& operator<<(std::uint64_t n) {
+    if (capacity - size_ < 20) flush();
+    char* p = buf_.get() + size_;
+    size_ = static_cast<std::size_t>(std::to_chars(p, p + 20, n).ptr - buf_.get());
+    return *this;
+  }
+  /// Ends an element: the buffer goes out once it is large.
+  void element_done() {
+    if (size_ >= flush_at) flush();
+  }
+
+ private:
+  static constexpr std::size_t flush_at = std::size_t{1} << 20;
+  static constexpr std::size_t capacity = flush_at + (std::size_t{64} << 10);
+  void flush() {
+    out_.write(buf_.get(), static_cast<std::streamsize>(size_));
+    size_ = 0;
+  }
+
+  std::ostream& out_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t size_ = 0;
+};
 
 }  // namespace lowalloc::report
 

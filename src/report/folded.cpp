@@ -13,13 +13,7 @@ void write_folded(std::ostream& out, const analysis& a, const report_options& ro
     if (s->stack.empty()) text = "[no stack]";
     for (std::size_t k = s->stack.size(); k-- > 0;) {
       const frame& f = s->stack[k];
-      std::string name;
-      if (!f.function.empty())
-        name = readable(f.function);
-      else if (!f.module.empty())
-        name = std::string(basename(f.module)) + "+" + hex(f.offset);
-      else
-        name = hex(f.address);
+      std::string name = flame_frame_name(f, ro.lines);
       for (char& c : name)
         if (c == ';' || c == '\n' || c == '\r') c = c == ';' ? ',' : ' ';
       if (f.inlined) name += "_[i]";  // the inlined-frame annotation of flamegraph.pl and inferno

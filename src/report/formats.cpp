@@ -16,6 +16,7 @@ const std::vector<format>& formats() {
       {"folded", "one line per site for flamegraph.pl, inferno or speedscope", all, write_folded},
       {"pprof", "gzip-compressed profile.proto for go tool pprof (binary: use -o)", all,
        write_pprof, true},
+      {"speedscope", "JSON for speedscope, a profile per metric", all, write_speedscope},
   };
   return table;
 }

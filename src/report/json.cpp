@@ -38,53 +38,6 @@ void json_histogram(std::ostream& out, const histogram& h) {
   out << ']';
 }
 
-// The frames and the sites, which are most of a report (a hundred megabytes for 10^6 sites),
-// made in a buffer with to_chars and written in large pieces: an ostream insertion per field,
-// through the stream synchronized with stdio, cost more than the analysis.
-class site_writer {
- public:
-  explicit site_writer(std::ostream& out) : out_(out), buf_(new char[capacity]) {}
-  ~site_writer() { flush(); }
-  site_writer(const site_writer&) = delete;
-  site_writer& operator=(const site_writer&) = delete;
-
-  site_writer& operator<<(std::string_view s) {
-    if (s.size() > capacity - size_) {
-      flush();
-      if (s.size() > capacity) {
-        out_.write(s.data(), static_cast<std::streamsize>(s.size()));
-        return *this;
-      }
-    }
-    std::memcpy(buf_.get() + size_, s.data(), s.size());
-    size_ += s.size();
-    return *this;
-  }
-  site_writer& operator<<(const char* s) { return *this << std::string_view(s); }
-  site_writer& operator<<(std::uint64_t n) {
-    if (capacity - size_ < 20) flush();
-    char* p = buf_.get() + size_;
-    size_ = static_cast<std::size_t>(std::to_chars(p, p + 20, n).ptr - buf_.get());
-    return *this;
-  }
-  /// Ends an element: the buffer goes out once it is large.
-  void element_done() {
-    if (size_ >= flush_at) flush();
-  }
-
- private:
-  static constexpr std::size_t flush_at = std::size_t{1} << 20;
-  static constexpr std::size_t capacity = flush_at + (std::size_t{64} << 10);
-  void flush() {
-    out_.write(buf_.get(), static_cast<std::streamsize>(size_));
-    size_ = 0;
-  }
-
-  std::ostream& out_;
-  std::unique_ptr<char[]> buf_;
-  std::size_t size_ = 0;
-};
-
 // The frames of the printed sites, each once, numbered in the order the ranked sites first use
 // them; a site's stack lists the numbers, and the frames follow the sites. Written out in every
 // stack that has them, the frames of 10^6 sites made a report of a gigabyte and a half, though the

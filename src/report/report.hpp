@@ -43,6 +43,9 @@ struct report_options {
   /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.
   const std::vector<analyze::advice_item>* advice = nullptr;
   inuse_at inuse = inuse_at::end;  // `report --inuse`
+  /// Frames named "function:line" (`report --lines`; folded and speedscope): two calls of one
+  /// function from different lines stay apart in a flame graph.
+  bool lines = false;
 };
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
@@ -71,6 +74,8 @@ void write_folded(std::ostream& out, const analysis& a, const report_options& ro
 /// alloc_space, inuse_objects and inuse_space (`ro.inuse`). Throws std::runtime_error if zlib
 /// fails.
 void write_pprof(std::ostream& out, const analysis& a, const report_options& ro);
+/// speedscope's JSON file format: one sampled profile per metric over one table of frames.
+void write_speedscope(std::ostream& out, const analysis& a, const report_options& ro);
 
 }  // namespace lowalloc::report
 

@@ -687,6 +687,113 @@ TEST(Report, Folded) {
   }
 }
 
+// --lines: a frame is function:line, the line before the inlined-frame mark; a frame without a
+// line keeps its name.
+TEST(Report, FoldedLines) {
+  const analysis a = sample();
+  std::ostringstream out;
+  report_options ro;
+  ro.lines = true;
+  lowalloc::report::write_folded(out, a, ro);
+  EXPECT_EQ(out.str(),
+            "main:10;parse_line(std::string_view):42;tokenize(std::string_view):12_[i] 1000000\n"
+            "main:11;weird,name\x01\xff 512345\n"
+            "[no stack] 1\n");
+}
+
+// speedscope's file of the three sites: one profile per metric of the sites it is not 0 for, each
+// frame once (main of two lines is one frame), the site of no stack a frame "[no stack]".
+TEST(Report, Speedscope) {
+  analysis a = sample();
+  // main declared at line 9: its frames of lines 10 and 11 are one frame without --lines.
+  for (site& s : a.sites) {
+    std::vector<frame> frames;
+    for (const frame& f : s.stack) {
+      frames.push_back(f);
+      if (f.function == "main") frames.back().function_line = 9;
+    }
+    s.stack = frame_list(std::move(frames));
+  }
+  std::ostringstream out;
+  report_options ro;
+  ro.trace_name = "/tmp/app.trace";
+  lowalloc::report::write_speedscope(out, a, ro);
+  // The version in "exporter" is the project's.
+  std::string text = out.str();
+  const std::string exporter = "\"exporter\": \"lowalloc ";
+  const std::size_t at = text.find(exporter);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::size_t version = at + exporter.size();
+  const std::size_t end = text.find('"', version);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(text.find_first_not_of("0123456789.", version), end) << text;
+  text.replace(version, end - version, "VERSION");
+  EXPECT_EQ(
+      text,
+      "{\n"
+      "  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
+      "  \"exporter\": \"lowalloc VERSION\",\n"
+      "  \"name\": \"app.trace\",\n"
+      "  \"activeProfileIndex\": 0,\n"
+      "  \"profiles\": [\n"
+      "    {\"type\": \"sampled\", \"name\": \"allocations\", \"unit\": \"none\", "
+      "\"startValue\": 0, \"endValue\": 1512346,\n"
+      "     \"samples\": [[0, 1, 2], [0, 3], [4]],\n"
+      "     \"weights\": [1000000, 512345, 1]},\n"
+      "    {\"type\": \"sampled\", \"name\": \"bytes allocated\", \"unit\": \"bytes\", "
+      "\"startValue\": 0, \"endValue\": 632000008,\n"
+      "     \"samples\": [[0, 3], [0, 1, 2], [4]],\n"
+      "     \"weights\": [600000000, 32000000, 8]},\n"
+      "    {\"type\": \"sampled\", \"name\": \"temporary allocations\", \"unit\": \"none\", "
+      "\"startValue\": 0, \"endValue\": 990011,\n"
+      "     \"samples\": [[0, 1, 2], [0, 3], [4]],\n"
+      "     \"weights\": [990000, 10, 1]},\n"
+      "    {\"type\": \"sampled\", \"name\": \"leaked bytes\", \"unit\": \"bytes\", "
+      "\"startValue\": 0, \"endValue\": 6000032,\n"
+      "     \"samples\": [[0, 3], [0, 1, 2]],\n"
+      "     \"weights\": [6000000, 32]},\n"
+      "    {\"type\": \"sampled\", \"name\": \"live bytes at the peak\", \"unit\": \"bytes\", "
+      "\"startValue\": 0, \"endValue\": 7003208,\n"
+      "     \"samples\": [[0, 3], [0, 1, 2], [4]],\n"
+      "     \"weights\": [7000000, 3200, 8]}\n"
+      "  ],\n"
+      "  \"shared\": {\"frames\": [\n"
+      "    {\"name\": \"main\", \"file\": \"/src/main.cpp\", \"line\": 9},\n"
+      "    {\"name\": \"parse_line(std::string_view)\", \"file\": \"/src/parser.cpp\"},\n"
+      "    {\"name\": \"tokenize(std::string_view)\", \"file\": \"/src/tok.hpp\"},\n"
+      "    {\"name\": \"weird;name\\u0001\\ufffd\"},\n"
+      "    {\"name\": \"[no stack]\"}\n"
+      "  ]}\n"
+      "}\n");
+
+  // --lines: a frame per line of a call; --sort picks the profile shown first; --top N keeps the
+  // first N sites of each profile.
+  ro.lines = true;
+  ro.sort = sort_key::bytes;
+  ro.top = 1;
+  std::ostringstream lines;
+  lowalloc::report::write_speedscope(lines, a, ro);
+  const std::string l = lines.str();
+  EXPECT_TRUE(contains(l, "\"activeProfileIndex\": 1,")) << l;
+  EXPECT_TRUE(contains(l,
+                       "\"endValue\": 1000000,\n     \"samples\": [[0, 1, 2]],\n"
+                       "     \"weights\": [1000000]}"))
+      << l;
+  EXPECT_TRUE(contains(l, "\"endValue\": 600000000,\n     \"samples\": [[3, 4]],\n")) << l;
+  EXPECT_TRUE(
+      contains(l,
+               "  \"shared\": {\"frames\": [\n"
+               "    {\"name\": \"main:10\", \"file\": \"/src/main.cpp\", \"line\": 10},\n"
+               "    {\"name\": \"parse_line(std::string_view):42\", \"file\": "
+               "\"/src/parser.cpp\", \"line\": 42},\n"
+               "    {\"name\": \"tokenize(std::string_view):12\", \"file\": \"/src/tok.hpp\", "
+               "\"line\": 12},\n"
+               "    {\"name\": \"main:11\", \"file\": \"/src/main.cpp\", \"line\": 11},\n"
+               "    {\"name\": \"weird;name\\u0001\\ufffd\"}\n"
+               "  ]}\n"))
+      << l;
+}
+
 // The analysis of a synthetic trace, and its JSON report.
 analysis analyzed_without_symbols(trace_writer& w) {
   lowalloc::analyze::options o;

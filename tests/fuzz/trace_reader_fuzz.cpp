@@ -78,6 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     lowalloc::report::write_text(out, a, ro);
     lowalloc::report::write_json(out, a, ro);
     lowalloc::report::write_folded(out, a, ro);
+    lowalloc::report::write_speedscope(out, a, ro);
   } catch (const lowalloc::analyze::trace_error&) {
     // A damaged or foreign file: the expected outcome for most inputs.
   }
