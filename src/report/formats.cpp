@@ -14,6 +14,8 @@ const std::vector<format>& formats() {
       {"text", "a summary and the top sites (default)", 10, write_text},
       {"json", "everything, for programs", all, write_json},
       {"folded", "one line per site for flamegraph.pl, inferno or speedscope", all, write_folded},
+      {"html", "a self-contained page with a flame graph, charts and the top sites (-o FILE)", all,
+       write_html, needs_objects | needs_timeline | needs_threads},
   };
   return table;
 }

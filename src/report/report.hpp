@@ -23,6 +23,11 @@
 #include <string_view>
 #include <vector>
 
+namespace lowalloc::analyze {
+class timeline;
+class thread_stacks;
+}  // namespace lowalloc::analyze
+
 namespace lowalloc::report {
 
 using analyze::analysis;
@@ -38,7 +43,22 @@ struct report_options {
   const std::vector<analyze::object_counts>* objects = nullptr;
   /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.
   const std::vector<analyze::advice_item>* advice = nullptr;
+  /// Live bytes and allocations over time (analyze/timeline.hpp); nullptr: none.
+  const analyze::timeline* timeline = nullptr;
+  /// The counters per thread and stack (analyze/thread_stacks.hpp); nullptr: none.
+  const analyze::thread_stacks* threads = nullptr;
 };
+
+/// The analyses of the event stream a format needs besides the analysis (format::needs): the
+/// command runs them and hands them over in report_options.
+enum format_needs : unsigned {
+  needs_objects = 1,   // objects and advice, as `--objects` (report_options::objects, advice)
+  needs_timeline = 2,  // report_options::timeline
+  needs_threads = 4,   // report_options::threads
+};
+
+/// The sites the HTML report lists (the top ones by allocations), with their advice.
+constexpr std::size_t html_sites = 500;
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
 
@@ -48,6 +68,7 @@ struct format {
   std::string_view help;    // for --help, one or two short lines
   std::size_t default_top;  // sites shown without --top
   writer write;
+  unsigned needs = 0;  // format_needs
 };
 
 /// Every format, the default first.
@@ -61,6 +82,13 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro);
 void write_json(std::ostream& out, const analysis& a, const report_options& ro);
 /// One line per site: "outermost;...;innermost VALUE", VALUE the `ro.sort` metric.
 void write_folded(std::ostream& out, const analysis& a, const report_options& ro);
+/// A self-contained page (src/report/html/) with the data as gzip+base64 JSON in it
+/// (LOWALLOC_HTML_PLAIN=1 in the environment: the JSON text). `ro.top` and `ro.sort` do not
+/// apply: the call tree is complete but pruned, the sites are the html_sites first by
+/// allocations.
+void write_html(std::ostream& out, const analysis& a, const report_options& ro);
+/// The JSON write_html embeds (docs/tracer.md, "The HTML report").
+std::string html_data_json(const analysis& a, const report_options& ro);
 
 }  // namespace lowalloc::report
 
