@@ -236,7 +236,7 @@ void write_timeline(json_text& out, const analyze::timeline* tl) {
     out.raw("\"").raw(name).raw("\":");
     out.array(points.begin(), points.end(), value);
   };
-  column("t", [&](const analyze::timeline::point& p) { out.real(p.seconds, 6); });
+  column("t", [&](const analyze::timeline::point& p) { out.real(p.seconds, 9); });
   out.raw(",");
   column("live", [&](const analyze::timeline::point& p) { out.num(p.live_bytes); });
   out.raw(",");
@@ -250,7 +250,7 @@ void write_timeline(json_text& out, const analyze::timeline* tl) {
                                 : p.allocations);
   });
   out.raw(",\"peak\":{\"t\":")
-      .real(tl != nullptr ? tl->peak_seconds() : 0, 6)
+      .real(tl != nullptr ? tl->peak_seconds() : 0, 9)
       .raw(",\"bytes\":")
       .num(tl != nullptr ? tl->peak_bytes() : 0)
       .raw("}}");
