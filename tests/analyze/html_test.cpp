@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -455,16 +456,31 @@ TEST(HtmlReport, PlainJsonForDebugging) {
             lowalloc::report::html_data_json(a, ro));
 }
 
-// `lowalloc report --format html` runs the objects, advice, timeline and threads analyses.
-TEST(HtmlReport, CommandLine) {
-  const std::string path = ::testing::TempDir() + "/lowalloc_html_" + std::to_string(::getpid());
-  trace_writer w;
-  w.file() = known_trace();
-  w.save(path);
-  std::vector<std::string> args = {"report", path, "--format", "html", "--no-symbols"};
+struct cli_result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+// report_main with `args`; `terminal`: its file descriptor 1 a pseudo-terminal meanwhile.
+cli_result report(std::vector<std::string> args, bool terminal = false) {
+  args.insert(args.begin(), "report");
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
+  int saved = -1;
+  int master = -1;
+  if (terminal) {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    EXPECT_GE(master, 0);
+    EXPECT_EQ(::grantpt(master), 0);
+    EXPECT_EQ(::unlockpt(master), 0);
+    const int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+    EXPECT_GE(slave, 0);
+    saved = ::dup(STDOUT_FILENO);
+    ::dup2(slave, STDOUT_FILENO);
+    ::close(slave);
+  }
   std::ostringstream out;
   std::ostringstream err;
   std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
@@ -472,14 +488,37 @@ TEST(HtmlReport, CommandLine) {
   const int status = lowalloc::cli::report_main(static_cast<int>(args.size()), argv.data());
   std::cout.rdbuf(old_out);
   std::cerr.rdbuf(old_err);
-  ::unlink(path.c_str());
-  EXPECT_EQ(status, 0);
-  EXPECT_EQ(err.str(), "");  // not a terminal: no hint
-  const json d = decoded(out.str());
+  if (terminal) {
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+    ::close(master);
+  }
+  return {status, out.str(), err.str()};
+}
+
+// `lowalloc report --format html` runs the objects, advice, timeline and threads analyses.
+TEST(HtmlReport, CommandLine) {
+  const std::string path = ::testing::TempDir() + "/lowalloc_html_" + std::to_string(::getpid());
+  trace_writer w;
+  w.file() = known_trace();
+  w.save(path);
+  const cli_result r = report({path, "--format", "html", "--no-symbols"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");  // not a terminal: no hint
+  const json d = decoded(r.out);
   EXPECT_EQ(d["totals"]["allocations"].n, 12012);
   EXPECT_EQ(d["threads"].items.size(), 2u);
   EXPECT_EQ(d["timeline"]["peak"]["bytes"].n, d["totals"]["peak_bytes"].n);
   EXPECT_EQ(d["sites"].items.size(), 4u);
+  // To a terminal: the page all the same, and a hint.
+  const cli_result t = report({path, "--format=html", "--no-symbols"}, true);
+  EXPECT_EQ(t.status, 0);
+  EXPECT_EQ(t.out, r.out);
+  EXPECT_EQ(t.err,
+            "lowalloc report: the HTML report is a page: write it to a file: -o report.html\n");
+  // --help lists the format.
+  EXPECT_NE(report({"--help"}).out.find("\n                       html  "), std::string::npos);
+  ::unlink(path.c_str());
 }
 
 }  // namespace
