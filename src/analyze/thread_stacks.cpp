@@ -21,8 +21,6 @@ thread_stacks::entry& thread_stacks::of(std::uint32_t thread, std::uint32_t stac
     e.stack = stack;
     e.epoch = epoch_;
     entries_.push_back(e);
-    if (by_stack_.size() <= stack) by_stack_.resize(std::size_t{stack} + 1);
-    by_stack_[stack].push_back(i);
     if (allocated_.size() <= thread) allocated_.resize(std::size_t{thread} + 1);
     if (!allocated_[thread]) {
       allocated_[thread] = true;
@@ -59,11 +57,14 @@ void thread_stacks::on_free(const free_event& e) {
   if (e.temporary) ++r.temporary;
 }
 
+// A forgotten block names its stack, not its thread: the first thread with that many bytes live
+// from the stack (exact when one thread allocates from it). Rare: a look-up per thread is cheap.
 void thread_stacks::on_forgotten(const forgotten_event& e) {
-  if (e.stack >= by_stack_.size()) return;
-  for (std::uint32_t i : by_stack_[e.stack]) {
-    if (entries_[i].live_bytes >= e.size) {
-      release(entries_[i], e.size);
+  for (std::size_t t = 0; t < allocated_.size(); ++t) {
+    if (!allocated_[t]) continue;
+    std::uint32_t* i = index_.find(std::uint64_t{t} << 32 | e.stack);
+    if (i != nullptr && entries_[*i].live_bytes >= e.size) {
+      release(entries_[*i], e.size);
       return;
     }
   }

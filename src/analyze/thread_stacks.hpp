@@ -58,9 +58,6 @@ class thread_stacks final : public event_sink {
   std::vector<std::uint64_t> tids_;
   std::vector<bool> allocated_;  // by stream
   std::size_t threads_ = 0;
-  // A forgotten block names its stack, not its thread: the entries of a stack, to find one that
-  // has that many bytes live (exact when one thread allocates from the stack).
-  std::vector<std::vector<std::uint32_t>> by_stack_;
   std::uint64_t live_ = 0;
   std::uint64_t peak_ = 0;
   std::uint64_t epoch_ = 0;

@@ -383,6 +383,30 @@ TEST(HtmlReport, ThreadsSumToTheTotals) {
   EXPECT_TRUE(one.data["threads"].items.empty());
 }
 
+TEST(HtmlReport, AThreadsForgottenBlockIsNotLeaked) {
+  // Thread 2 allocates 0x700 in two trace blocks without a free in between: the first block's
+  // free was not recorded (forgotten), it is neither leaked nor live any more, for the thread as
+  // in total.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 10, 0x100, 1).free(2, 0x100).end_block();
+  w.block(2, 0).stack(1, {0x2000}).alloc(3, 100, 0x700, 1).end_block();
+  w.block(2, 4).alloc(4, 100, 0x700, 1).end_block();
+  lowalloc::analyze::thread_stacks ts;
+  const analysis a = analyzed(w.file(), {&ts});
+  ts.finish();
+  ASSERT_EQ(a.totals.leaked_bytes, 100u);
+  report_options ro;
+  ro.threads = &ts;
+  const json d = parse_json(lowalloc::report::html_data_json(a, ro));
+  ASSERT_EQ(d["threads"].items.size(), 2u);
+  std::vector<double> sum(5, 0);
+  for (const json& t : d["threads"].items)
+    for (std::size_t i = 0; i < t["self"]["values"].items.size(); ++i)
+      sum[i % 5] += t["self"]["values"][i].n;
+  EXPECT_EQ(sum, totals_of(d));
+  EXPECT_EQ(sum[3], 100);
+}
+
 TEST(HtmlReport, SitesAreTheTextReportsWithTheirAdvice) {
   lowalloc::analyze::timeline tl;
   const analysis a = analyzed(known_trace(), {&tl});
