@@ -221,6 +221,24 @@ TEST(HtmlReport, PageIsSelfContainedWithTheDataElement) {
   EXPECT_EQ(d["sizes"][5u][1u].n, 10);
 }
 
+TEST(HtmlReport, EmptyAnalysis) {
+  // No stack, no event, no analysis of the stream: a page all the same, with the root alone.
+  lowalloc::analyze::timeline tl;
+  report_options ro;
+  ro.timeline = &tl;
+  std::ostringstream out;
+  lowalloc::report::write_html(out, analysis{}, ro);
+  const json d = decoded(out.str());
+  EXPECT_EQ(numbers(d["tree"]["parent"]), std::vector<double>{0});
+  EXPECT_EQ(numbers(d["tree"]["self"]), std::vector<double>(5, 0));
+  EXPECT_EQ(d["frames"].items.size(), 1u);
+  EXPECT_TRUE(d["timeline"]["t"].items.empty());
+  EXPECT_EQ(d["timeline"]["peak"]["bytes"].n, 0);
+  EXPECT_TRUE(d["sites"].items.empty());
+  EXPECT_TRUE(d["threads"].items.empty());
+  EXPECT_EQ(d["title"].s, "lowalloc report");
+}
+
 TEST(HtmlReport, TreeSelfValuesSumToTheTotalsAndParentsComeFirst) {
   const known_page k;
   const json& d = k.data;
