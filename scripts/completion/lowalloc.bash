@@ -90,7 +90,7 @@ _lowalloc() {
       case $prev in
         --format)
           if [[ $command == report ]]; then
-            COMPREPLY=($(compgen -W "text json folded pprof speedscope" -- "$cur"))
+            COMPREPLY=($(compgen -W "text json folded html pprof speedscope" -- "$cur"))
           else
             COMPREPLY=($(compgen -W "text json" -- "$cur"))
           fi

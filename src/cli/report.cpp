@@ -11,6 +11,8 @@
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
 #include "analyze/objects.hpp"
+#include "analyze/thread_stacks.hpp"
+#include "analyze/timeline.hpp"
 #include "report/common.hpp"
 #include "report/report.hpp"
 
@@ -186,28 +188,45 @@ int report_main(int argc, char** argv) {
   analyze::analysis a;
   analyze::object_tracker tracker;
   analyze::burst_tracker bursts;
+  analyze::timeline timeline;
+  analyze::thread_stacks threads;
   std::vector<analyze::object_counts> by_site;
   std::vector<analyze::advice_item> advice;
+  // The format's own analyses (report::format_needs) run with --objects' in the same pass.
+  objects = objects || (format->needs & report::needs_objects) != 0;
+  std::vector<analyze::event_sink*> sinks;
+  if (objects) sinks = {&tracker, &bursts};
+  if ((format->needs & report::needs_timeline) != 0) sinks.push_back(&timeline);
+  if ((format->needs & report::needs_threads) != 0) sinks.push_back(&threads);
   try {
+    a = analyze::analyze_file(file, opts, sinks);
     if (objects) {
-      a = analyze::analyze_file(file, opts, {&tracker, &bursts});
       tracker.finish();
       bursts.finish();
+      // The sites the report shows (the HTML report: its html_sites first by allocations).
+      const bool html_sites = (format->needs & report::needs_objects) != 0;
+      const std::vector<const analyze::site*> shown_sites =
+          html_sites ? report::ranked_sites(a, report::sort_key::allocations, report::html_sites)
+                     : report::ranked_sites(a, ro.sort, ro.top);
       // The objects of the sites the report shows, the last of them in the analysis' order.
       std::size_t shown = 0;
-      for (const analyze::site* s : report::ranked_sites(a, ro.sort, ro.top))
+      for (const analyze::site* s : shown_sites)
         shown = std::max(shown, static_cast<std::size_t>(s - a.sites.data()) + 1);
       by_site = tracker.by_site(a, shown);
       ro.objects = &by_site;
       // The top advice under each site it applies to (assumed costs: the report stays the same
       // from one run to the next).
       analyze::advise_options ao;
-      ao.top_sites = std::min<std::size_t>(ro.top, a.sites.size());
+      ao.top_sites =
+          std::min<std::size_t>(html_sites ? report::html_sites : ro.top, a.sites.size());
       ao.bursts = &bursts;
       advice = analyze::advise(a, tracker, analyze::cost_model{}, ao);
       ro.advice = &advice;
-    } else {
-      a = analyze::analyze_file(file, opts);
+    }
+    if ((format->needs & report::needs_timeline) != 0) ro.timeline = &timeline;
+    if ((format->needs & report::needs_threads) != 0) {
+      threads.finish();
+      ro.threads = &threads;
     }
   } catch (const analyze::trace_error& e) {
     std::cerr << "lowalloc report: " << file << ": " << e.what() << '\n';
@@ -218,6 +237,8 @@ int report_main(int argc, char** argv) {
   }
 
   print_module_notes("report", a, true);
+  if (format->name == "html" && output.empty() && isatty(STDOUT_FILENO) != 0)
+    std::cerr << "lowalloc report: the HTML report is a page: write it to a file: -o report.html\n";
   format->write(out, a, ro);
   bool written = true;
   if (output.empty()) {

@@ -23,6 +23,11 @@
 #include <string_view>
 #include <vector>
 
+namespace lowalloc::analyze {
+class timeline;
+class thread_stacks;
+}  // namespace lowalloc::analyze
+
 namespace lowalloc::report {
 
 using analyze::analysis;
@@ -46,7 +51,22 @@ struct report_options {
   /// Frames named "function:line" (`report --lines`; folded and speedscope): two calls of one
   /// function from different lines stay apart in a flame graph.
   bool lines = false;
+  /// Live bytes and allocations over time (analyze/timeline.hpp); nullptr: none.
+  const analyze::timeline* timeline = nullptr;
+  /// The counters per thread and stack (analyze/thread_stacks.hpp); nullptr: none.
+  const analyze::thread_stacks* threads = nullptr;
 };
+
+/// The analyses of the event stream a format needs besides the analysis (format::needs): the
+/// command runs them and hands them over in report_options.
+enum format_needs : unsigned {
+  needs_objects = 1,   // objects and advice, as `--objects` (report_options::objects, advice)
+  needs_timeline = 2,  // report_options::timeline
+  needs_threads = 4,   // report_options::threads
+};
+
+/// The sites the HTML report lists (the top ones by allocations), with their advice.
+constexpr std::size_t html_sites = 500;
 
 using writer = void (*)(std::ostream& out, const analysis& a, const report_options& ro);
 
@@ -57,6 +77,7 @@ struct format {
   std::size_t default_top;  // sites shown without --top
   writer write;
   bool binary = false;  // not text: never written to a terminal
+  unsigned needs = 0;   // format_needs
 };
 
 /// Every format, the default first.
@@ -76,6 +97,13 @@ void write_folded(std::ostream& out, const analysis& a, const report_options& ro
 void write_pprof(std::ostream& out, const analysis& a, const report_options& ro);
 /// speedscope's JSON file format: one sampled profile per metric over one table of frames.
 void write_speedscope(std::ostream& out, const analysis& a, const report_options& ro);
+/// A self-contained page (src/report/html/) with the data as gzip+base64 JSON in it
+/// (LOWALLOC_HTML_PLAIN=1 in the environment: the JSON text). `ro.top` and `ro.sort` do not
+/// apply: the call tree is complete but pruned, the sites are the html_sites first by
+/// allocations.
+void write_html(std::ostream& out, const analysis& a, const report_options& ro);
+/// The JSON write_html embeds (docs/tracer.md, "The HTML report").
+std::string html_data_json(const analysis& a, const report_options& ro);
 
 }  // namespace lowalloc::report
 

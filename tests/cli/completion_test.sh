@@ -42,10 +42,10 @@ expect() {
 expect "--help --version advise check diff help report run" lowalloc ""
 expect "report run" lowalloc r
 expect "advise check diff report run" lowalloc help ""
-expect "folded json pprof speedscope text" lowalloc report --format ""
+expect "folded html json pprof speedscope text" lowalloc report --format ""
 expect "json" lowalloc report --format j
 expect "speedscope" lowalloc report --format s
-expect "folded json pprof speedscope text" lowalloc report x.trace --format = ""
+expect "folded html json pprof speedscope text" lowalloc report x.trace --format = ""
 expect "json text" lowalloc advise --format ""
 expect "json text" lowalloc diff a.trace --format ""
 expect "allocations bytes leaked peak temporary" lowalloc report --sort ""
