@@ -65,7 +65,6 @@
   let full = null;              // {n, parent, frame}
   const state = { metric: 0, fold: true, thread: -1, zoom: 0, query: '', selected: null, site: -1 };
   const treeCache = new Map();  // fold -> tree
-  const threadSelf = new Map(); // thread index -> Float64Array self over the full tree
 
   function setupFrames() {
     const S = D.strings, F = D.frames, nf = F.length;
@@ -157,49 +156,49 @@
     for (let j = 0; j < byRank.length; j++) { const c = byRank[j]; kids[fill[parent[c]]++] = c; }
     const depth = new Int32Array(m);
     for (let i = 1; i < m; i++) depth[i] = depth[parent[i]] + 1;
-    T = { fold, n: m, parent, frame, map, start, kids, depth, totals: new Map() };
+    T = { fold, n: m, parent, frame, map, start, kids, depth, values: new Map() };
     treeCache.set(fold, T);
     return T;
   }
 
-  function selfOfThread(th) {
-    if (th < 0) return full.self;
-    let s = threadSelf.get(th);
-    if (s) return s;
-    s = new Float64Array(full.n * NM);
+  // Self values of the shown tree for a thread (-1: all): the full tree's self mapped onto it,
+  // or the thread's sparse list mapped onto it.
+  function selfOf(T, th) {
+    const map = T.map, out = new Float64Array(T.n * NM);
+    if (th < 0) {
+      const src = full.self, n = full.n;
+      if (!T.fold) { out.set(src); return out; }
+      for (let i = 0; i < n; i++) {
+        const a = i * NM, b = map[i] * NM;
+        out[b] += src[a]; out[b + 1] += src[a + 1]; out[b + 2] += src[a + 2]; out[b + 3] += src[a + 3]; out[b + 4] += src[a + 4];
+      }
+      return out;
+    }
     const t = D.threads[th].self, nodes = t.nodes, vals = t.values;
     for (let j = 0; j < nodes.length; j++) {
-      const b = nodes[j] * NM;
-      for (let k = 0; k < NM; k++) s[b + k] += vals[j * NM + k];
+      const a = j * NM, b = map[nodes[j]] * NM;
+      out[b] += vals[a]; out[b + 1] += vals[a + 1]; out[b + 2] += vals[a + 2]; out[b + 3] += vals[a + 3]; out[b + 4] += vals[a + 4];
     }
-    threadSelf.set(th, s);
-    return s;
+    return out;
   }
 
-  // Inclusive values of the shown tree for a thread: self mapped onto the tree, then one
-  // reverse pass over the parent array.
-  function totalsOf(T, th) {
-    let tot = T.totals.get(th);
-    if (tot) return tot;
-    const src = selfOfThread(th), n = full.n, map = T.map;
-    tot = new Float64Array(T.n * NM);
-    if (!T.fold) tot.set(src);
-    else for (let i = 0; i < n; i++) {
-      const a = i * NM, b = map[i] * NM;
-      tot[b] += src[a]; tot[b + 1] += src[a + 1]; tot[b + 2] += src[a + 2]; tot[b + 3] += src[a + 3]; tot[b + 4] += src[a + 4];
-    }
-    const selfCopy = tot.slice();
-    const P = T.parent;
+  // Inclusive values of the shown tree for a thread: one reverse pass over the parent array
+  // (parents come before children). Cached with the self values as {self, tot}.
+  function valuesOf(T, th) {
+    let v = T.values.get(th);
+    if (v) return v;
+    const self = selfOf(T, th);
+    const tot = self.slice(), P = T.parent;
     for (let i = T.n - 1; i > 0; i--) {
       const a = i * NM, b = P[i] * NM;
       tot[b] += tot[a]; tot[b + 1] += tot[a + 1]; tot[b + 2] += tot[a + 2]; tot[b + 3] += tot[a + 3]; tot[b + 4] += tot[a + 4];
     }
-    tot.self = selfCopy;
-    T.totals.set(th, tot);
-    return tot;
+    v = { self, tot };
+    T.values.set(th, v);
+    return v;
   }
 
-  function cur() { const T = tree(state.fold); return { T, tot: totalsOf(T, state.thread) }; }
+  function cur() { const T = tree(state.fold), v = valuesOf(T, state.thread); return { T, tot: v.tot, self: v.self }; }
 
   // ---- search ---------------------------------------------------------------------------
   let matchFrame = null;  // Uint8Array per frame, or null
@@ -235,10 +234,10 @@
     }
     return { matches, value, share: total > 0 ? value / total : 0 };
   }
-  function doSearch(text) {
+  function doSearch(text, draw = true) {
     state.query = text;
     matchFrame = compileQuery(text);
-    drawFlame();
+    if (draw) drawFlame();
     const r = searchStats();
     const out = $('search-result');
     if (!matchFrame) out.textContent = '';
@@ -689,17 +688,17 @@
   }
 
   // ---- callers and callees --------------------------------------------------------------
-  function select(name) {
+  function select(name, draw = true) {
     state.selected = name;
-    const { T, tot } = cur();
+    const { T, tot, self: selfT } = cur();
     const m = state.metric;
     const callers = new Map(), callees = new Map();
     let selfV = 0, selfA = 0, totalV = 0, totalA = 0, found = 0;
     const isF = (f) => fnName[f] === name;
-    // a node of the function under another node of it is counted in the outer one
+    // Every call edge is listed (in recursion a row can hold a value again); the total counts
+    // a node of the function under another node of it once, in the outer one.
     const inside = new Uint8Array(T.n);
     const add = (map, k, v, a) => { const e = map.get(k); if (e) { e[0] += v; e[1] += a; } else map.set(k, [v, a]); };
-    const selfT = tot.self;
     for (let i = 1; i < T.n; i++) {
       const hit = isF(T.frame[i]);
       const up = inside[T.parent[i]];
@@ -707,9 +706,8 @@
       if (!hit) continue;
       found++;
       selfV += selfT[i * NM + m]; selfA += selfT[i * NM];
-      if (up) continue;
       const v = tot[i * NM + m], a = tot[i * NM];
-      totalV += v; totalA += a;
+      if (!up) { totalV += v; totalA += a; }
       const p = T.parent[i];
       add(callers, p === 0 ? '(top of the stack)' : fnName[T.frame[p]], v, a);
     }
@@ -731,7 +729,7 @@
     for (const th of document.querySelectorAll('#callers .metric-name')) th.textContent = METRIC_LABEL[m];
     $('callers-table').tBodies[0].innerHTML = rowsOf(callers);
     $('callees-table').tBodies[0].innerHTML = rowsOf(callees, found && (selfV > 0 || selfA > 0) ? ['(itself)', [selfV, selfA]] : null);
-    if (flame.canvas) drawFlame();
+    if (draw && flame.canvas) drawFlame();
     return { callers: callers.size, callees: callees.size };
   }
   function setupCallers() {
@@ -821,9 +819,9 @@
   }
   // Redraws what depends on the metric, the fold and the thread.
   function refresh() {
+    if (matchFrame) doSearch(state.query, false);
+    if (state.selected !== null) select(state.selected, false);
     drawFlame();
-    if (matchFrame) doSearch(state.query);
-    if (state.selected !== null) select(state.selected);
   }
   function search(text) {
     $('search').value = text;
@@ -876,6 +874,8 @@
     drawSizes(-1);
     document.documentElement.dataset.ready = '1';
     resolveReady(api);
+    // the other fold's tree, built while the user looks, so the first toggle is quick
+    setTimeout(() => valuesOf(tree(!state.fold), state.thread), 0);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
