@@ -351,6 +351,31 @@ def error_checks(br, path):
     check(not errors, path + ': the bad page logs nothing: %s' % errors[:5])
 
 
+def empty_checks(br, path):
+    """A trace without allocations: the page is ready, draws the root, and logs nothing."""
+    s = br.open('file://' + path)
+    check(br.eval(s, 'window.lowalloc.ready.then(() => document.documentElement.dataset.ready)') == '1',
+          path + ': ready')
+    st = br.eval(s, 'lowalloc.stats()')
+    check(st['nodesDrawn'] == 1 and st['canvasPixelsNonBlank'], path + ': the root alone is drawn: %s' % st)
+    got = br.eval(s, "lowalloc.setMetric('bytes'); lowalloc.setFold(false); lowalloc.search('main')")
+    check(got == {'matches': 0, 'value': 0, 'share': 0}, path + ': an empty search result: %s' % got)
+    check(br.eval(s, "lowalloc.sortSites('bytes', true)") is None, path + ': no site to sort')
+    errors = br.complaints()
+    check(not errors, path + ': no console error: %s' % errors[:5])
+
+
+EMPTY = {'version': 1, 'title': 'lowalloc report: empty', 'command': 'true', 'summary_text': '',
+         'totals': {'allocations': 0, 'bytes': 0, 'frees': 0, 'temporary': 0, 'leaked_allocations': 0,
+                    'leaked_bytes': 0, 'peak_bytes': 0, 'run_time_seconds': 0, 'threads': 1},
+         'metrics': ['allocations', 'bytes', 'temporary', 'leaked', 'peak'], 'strings': ['', 'all'],
+         'frames': [[1, 0, 0, 0, 0]], 'tree': {'parent': [0], 'frame': [0], 'self': [0, 0, 0, 0, 0]},
+         'pruned': {'share': 0.0001, 'nodes': 0, 'self': [0, 0, 0, 0, 0]},
+         'timeline': {'t': [], 'live': [], 'allocs_per_s': [], 'peak': {'t': 0, 'bytes': 0}},
+         'sizes': [], 'sites': [], 'threads': [],
+         'process': {'pid': 1, 'fork_child': False, 'exec_child': False, 'exe': '/bin/true'}, 'notes': []}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--chromium', default=shutil.which('chromium') or shutil.which('chromium-browser'))
@@ -379,11 +404,13 @@ def main():
     make('threads.html', threaded)
     make('single-plain.html', single, plain=True)
     make('corrupt.html', single, corrupt=True)
+    make('empty.html', EMPTY)
     br = Browser(a.chromium, os.path.join(work, 'profile'))
     try:
         page_checks(br, pages['threads.html'], Model(threaded))
         page_checks(br, pages['single-plain.html'], Model(single))
         error_checks(br, pages['corrupt.html'])
+        empty_checks(br, pages['empty.html'])
         if a.big:
             make('big.html', sample.generate(a.big, 4, 3))
             timing_checks(br, pages['big.html'], a.first_limit_ms, a.switch_limit_ms)
