@@ -280,6 +280,9 @@
     for (let a = z; a !== 0; a = T.parent[a]) chain.push(a);
     chain.push(0);
     chain.reverse();
+    // deep in the tree, the root and the closest 11 callers stand for all the callers
+    if (chain.length > 13) chain.splice(1, chain.length - 13);
+    flame.zoomRow = chain.length - 1;
     for (let d = 0; d < chain.length - 1; d++) pushRect(0, W, d, chain[d]);
     const zv = tot[z * NM + m];
     if (zv <= 0) { pushRect(0, W, chain.length - 1, z); return chain.length; }
@@ -319,7 +322,11 @@
     const { T, tot } = cur();
     const m = state.metric;
     const depth = layout(T, tot, m, W);
-    const H = Math.max(depth, 1) * ROW_H + 2;
+    // a canvas taller than about 16k device pixels stays blank in some browsers
+    const maxRows = Math.floor(16000 / (ROW_H * (window.devicePixelRatio || 1)));
+    const rows = Math.min(Math.max(depth, 1), maxRows);
+    $('flame-deep').textContent = depth > maxRows ? `Frames deeper than ${maxRows} levels are not drawn: click a frame to zoom in.` : '';
+    const H = rows * ROW_H + 2;
     const ctx = sizeCanvas(canvas, W, H);
     flame.ctx = ctx; flame.w = W; flame.T = T; flame.tot = tot;
     ctx.clearRect(0, 0, W, H);
@@ -327,12 +334,12 @@
     ctx.textBaseline = 'middle';
     if (!flame.charWSet) { flame.charW = ctx.measureText('abcdefghijklmnopqrstuvwxyz_:<>').width / 30; flame.charWSet = true; }
     const cw = flame.charW;
-    let zoomDepth = 0;
-    for (let a = state.zoom; a !== 0 && a < T.n; a = T.parent[a]) zoomDepth++;
+    const zoomDepth = flame.zoomRow;
     const sel = state.selected;
     let drawn = 0;
     for (let i = 0; i < flame.cnt; i++) {
       const x = flame.rx[i], w = flame.rw[i], d = flame.rd[i], node = flame.rn[i];
+      if (d >= rows) continue;
       const y = d * ROW_H;
       if (node < 0) {
         ctx.fillStyle = 'hsl(30, 20%, 82%)';
