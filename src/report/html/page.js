@@ -597,9 +597,30 @@
   }
 
   // ---- sizes ----------------------------------------------------------------------------
+  // The data's buckets are exact sizes ("24") and ranges ("4097..8192"); the chart groups them
+  // by powers of two (1-8, 9-16, 17-32, ...). Labels of another form are shown as they are.
+  function sizeBound(label) {
+    const m = /^\s*(\d+)\s*(?:(?:\.\.|-)\s*(\d+))?\s*$/.exec(String(label));
+    return m ? Number(m[2] !== undefined ? m[2] : m[1]) : -1;
+  }
+  function pow2Label(k) {
+    const kb = (v) => (v >= 1048576 && v % 1048576 === 0 ? v / 1048576 + 'M' : v >= 1024 && v % 1024 === 0 ? v / 1024 + 'K' : String(v));
+    const lo = 2 ** (k - 1);
+    return k <= 3 ? '1-8' : (lo >= 1024 ? kb(lo) : String(lo + 1)) + '-' + kb(2 ** k);
+  }
+  function groupSizes(rows) {
+    const bounds = rows.map((r) => sizeBound(r[0]));
+    if (bounds.some((b) => b < 0)) return rows;
+    const by = new Map();
+    for (let i = 0; i < rows.length; i++) {
+      const k = Math.max(3, Math.ceil(Math.log2(Math.max(1, bounds[i]))));
+      by.set(k, (by.get(k) || 0) + rows[i][1]);
+    }
+    return [...by.keys()].sort((a, b) => a - b).map((k) => [pow2Label(k), by.get(k)]);
+  }
   function drawSizes(site) {
     const s = site >= 0 ? D.sites[site] : null;
-    const rows = (s ? s.sizes : D.sizes) || [];
+    const rows = groupSizes((s ? s.sizes : D.sizes) || []);
     $('sizes-title').textContent = s ? 'site: ' + s.function + (s.file ? ' (' + s.file.split('/').pop() + ':' + s.line + ')' : '') : 'all allocations';
     let max = 0, sum = 0;
     for (const r of rows) { if (r[1] > max) max = r[1]; sum += r[1]; }
@@ -749,6 +770,18 @@
     }
   }
 
+  // Sites name their function, file and operation by string or by index into strings.
+  function normalizeSites() {
+    const S = D.strings || [];
+    const str = (v) => (typeof v === 'number' ? (S[v] || '') : (v || ''));
+    for (const s of D.sites || []) {
+      s.function = str(s.function) || '??';
+      s.file = str(s.file);
+      s.op = str(s.op);
+      s.advice = str(s.advice);
+    }
+  }
+
   // ---- summary --------------------------------------------------------------------------
   function setupSummary() {
     const tt = D.totals || {};
@@ -864,6 +897,7 @@
       if (!D || D.version !== 1) throw new Error('the data is not version 1 of the lowalloc report format');
       if (!D.tree || !D.frames || !D.strings) throw new Error('the data has no call tree');
       api.data = D;
+      normalizeSites();
       setupFrames();
       setupFull();
     } catch (err) {

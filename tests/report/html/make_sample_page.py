@@ -27,8 +27,18 @@ PAGE_DIR = os.path.normpath(os.path.join(HERE, '..', '..', '..', 'src', 'report'
 
 NM = 5  # allocations, bytes, temporary, leaked, peak
 
-SIZE_BUCKETS = ['1-8', '9-16', '17-32', '33-64', '65-128', '129-256', '257-512', '513-1K',
-                '1K-4K', '4K-16K', '16K-64K', '64K-1M', '>1M']
+
+
+def size_label(size):
+    """The writer's bucket label: the exact size up to 4096, then a power-of-two range."""
+    if size <= 4096:
+        return str(size)
+    hi = 1 << (size - 1).bit_length()
+    return '%d..%d' % (hi // 2 + 1, hi)
+
+
+def label_key(label):
+    return int(label.split('..')[-1])
 
 WORDS = ['parse', 'load', 'build', 'render', 'scan', 'emit', 'visit', 'lower', 'split', 'merge',
          'hash', 'index', 'encode', 'decode', 'resolve', 'collect', 'update', 'flush', 'read',
@@ -76,7 +86,9 @@ class Builder:
         return i
 
 
-def generate(nodes, threads, seed):
+def generate(nodes, threads, seed, site_names_by_index=True):
+    """A report's JSON: N call-tree nodes, K threads (0: single-threaded); sites name their
+    function and file by index into strings (as the writer does) or by string."""
     rnd = random.Random(seed)
     b = Builder()
     app = '/usr/local/bin/sample_app'
@@ -131,7 +143,7 @@ def generate(nodes, threads, seed):
         for f in path:
             n = node(n, f)
         allocs = max(1, int(rnd.paretovariate(1.2) * 3))
-        size = rnd.choice([8, 16, 24, 32, 48, 64, 100, 256, 1024, 4096, 65536])
+        size = rnd.choice([8, 16, 24, 32, 48, 64, 100, 256, 1024, 4096, 5000, 65536, 3 << 20])
         byt = allocs * size
         temp = int(allocs * rnd.random() * 0.9)
         leaked = byt // 3 if rnd.random() < 0.04 else 0
@@ -149,7 +161,7 @@ def generate(nodes, threads, seed):
         for k in range(NM):
             s['vals'][k] += vals[k]
         s['nodes'].add(n)
-        bucket = SIZE_BUCKETS[min(len(SIZE_BUCKETS) - 1, max(0, (size - 1).bit_length() - 2))]
+        bucket = size_label(size)
         s['sizes'][bucket] = s['sizes'].get(bucket, 0) + allocs
         s['max_live'] = max(s['max_live'], peak + size)
         ends.append(n)
@@ -165,11 +177,12 @@ def generate(nodes, threads, seed):
     for i, (f, s) in enumerate(order):
         fr = frames[f]
         site_list.append({
-            'id': i, 'function': strings[fr[0]], 'file': strings[fr[1]], 'line': fr[2],
+            'id': i, 'function': fr[0] if site_names_by_index else strings[fr[0]],
+            'file': fr[1] if site_names_by_index else strings[fr[1]], 'line': fr[2],
             'op': rnd.choice(['via std::vector<int>::push_back (growth)', '', 'via std::string (construct)']),
             'allocations': s['vals'][0], 'bytes': s['vals'][1], 'temporary': s['vals'][2],
             'leaked_bytes': s['vals'][3], 'peak_bytes': s['vals'][4], 'max_live_bytes': s['max_live'],
-            'sizes': [[k, c] for k, c in sorted(s['sizes'].items(), key=lambda kv: SIZE_BUCKETS.index(kv[0]))],
+            'sizes': [[k, c] for k, c in sorted(s['sizes'].items(), key=lambda kv: label_key(kv[0]))],
             'advice': advice[i % len(advice)], 'nodes': sorted(s['nodes'])})
     sizes = {}
     for s in sites.values():
@@ -218,7 +231,7 @@ def generate(nodes, threads, seed):
         'pruned': {'share': 0.0001, 'nodes': nodes // 10, 'self': [0] * NM},
         'timeline': {'t': t, 'live': live, 'live_max': live_max, 'allocs_per_s': rate,
                      'peak': {'t': t[peak_i], 'bytes': live_max[peak_i]}},
-        'sizes': [[k, sizes[k]] for k in SIZE_BUCKETS if k in sizes],
+        'sizes': [[k, sizes[k]] for k in sorted(sizes, key=label_key)],
         'sites': site_list,
         'threads': thread_list,
         'process': {'pid': 4242, 'fork_child': False, 'exec_child': False, 'exe': app},

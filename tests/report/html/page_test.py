@@ -40,6 +40,7 @@ def check(cond, what):
 class Model:
     def __init__(self, doc):
         self.doc = doc
+        self.strings = doc['strings']
         S, F = doc['strings'], doc['frames']
         self.name = [S[f[0]] or S[f[3]] for f in F]
         self.flags = [f[4] for f in F]
@@ -93,6 +94,15 @@ class Model:
                 if not outer:
                     value += tot[i * NM + metric]
         return matches, value, tot[metric]
+
+    def site_function(self, i):
+        f = self.doc['sites'][i]['function']
+        return self.strings[f] if isinstance(f, int) else f
+
+    @staticmethod
+    def size_groups(rows):
+        """The chart's rows: sizes grouped by powers of two, from 8 up."""
+        return sorted({max(3, (int(label.split('..')[-1]) - 1).bit_length()) for label, _ in rows})
 
     def callers(self, fn, fold):
         par, fr, tot = self.view(fold)
@@ -247,7 +257,10 @@ def page_checks(br, path, model, fold_default=True):
     rows = br.eval(s, "document.querySelectorAll('#sites-table tbody tr').length")
     check(rows == len(doc['sites']), path + ': one table row per site (%s, %d)' % (rows, len(doc['sites'])))
     bars = br.eval(s, "document.querySelectorAll('#sizes-chart .bar').length")
-    check(bars == len(doc['sizes']), path + ': one size bar per bucket')
+    check(bars == len(model.size_groups(doc['sizes'])), path + ': one size bar per power of two')
+    counts = br.eval(s, "[...document.querySelectorAll('#sizes-chart .cnt')].map(e => e.textContent)")
+    check(counts and sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
+          path + ': the size bars count every allocation')
     summary = br.eval(s, "document.getElementById('summary-text').textContent")
     check(summary == doc['summary_text'], path + ': the summary text')
     # search: every metric, folded and not
@@ -280,7 +293,7 @@ def page_checks(br, path, model, fold_default=True):
               '%s: thread %d search: %s, expected %d, %d' % (path, th, got, matches, value))
     br.eval(s, 'lowalloc.setThread(-1)')
     # callers and callees
-    for fn in ('app::run', 'main', doc['sites'][0]['function']):
+    for fn in ('app::run', 'main', model.site_function(0)):
         got = br.eval(s, 'lowalloc.select(%s)' % json.dumps(fn))
         want = model.callers(fn, True)
         check((got['callers'], got['callees']) == want,
@@ -289,20 +302,20 @@ def page_checks(br, path, model, fold_default=True):
         check(rows == want[0], '%s: %d caller rows for %r' % (path, rows, fn))
     # sorting
     sites = doc['sites']
+    fns = [model.site_function(i) for i in range(len(sites))]
     for col, key in (('bytes', 'bytes'), ('leaked', 'leaked_bytes'), ('temporary', 'temporary')):
         best = max(range(len(sites)), key=lambda i: (sites[i][key], -i))
         got = br.eval(s, 'lowalloc.sortSites(%s, true)' % json.dumps(col))
-        check(got == sites[best]['function'], '%s: sortSites(%s) -> %r, expected %r'
-              % (path, col, got, sites[best]['function']))
+        check(got == fns[best], '%s: sortSites(%s) -> %r, expected %r' % (path, col, got, fns[best]))
         first = br.eval(s, "document.querySelector('#sites-table tbody tr td').firstChild.textContent")
         check(first == got, path + ': the table shows the sorted first row')
     low = min(range(len(sites)), key=lambda i: (sites[i]['allocations'], i))
-    check(br.eval(s, "lowalloc.sortSites('allocations', false)") == sites[low]['function'],
+    check(br.eval(s, "lowalloc.sortSites('allocations', false)") == fns[low],
           path + ': sortSites ascending')
     # a click on a site row shows its histogram
     br.eval(s, "document.querySelector('#sites-table tbody tr').click()")
     bars = br.eval(s, "document.querySelectorAll('#sizes-chart .bar').length")
-    check(bars == len(sites[low]['sizes']), path + ': the selected site\'s histogram')
+    check(bars == len(model.size_groups(sites[low]['sizes'])), path + ': the selected site\'s histogram')
     # the tooltip over the root bar, then a zoom by click
     tip = br.eval(s, '''(() => { const c = document.getElementById('flame-canvas');
         const r = c.getBoundingClientRect();
@@ -400,7 +413,7 @@ def main():
         return p
 
     threaded = sample.generate(2500, 3, 17)
-    single = sample.generate(800, 0, 5)
+    single = sample.generate(800, 0, 5, site_names_by_index=False)
     make('threads.html', threaded)
     make('single-plain.html', single, plain=True)
     make('corrupt.html', single, corrupt=True)
