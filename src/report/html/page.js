@@ -816,7 +816,7 @@
     }
     const pruned = D.pruned;
     if (pruned && pruned.nodes > 0) {
-      $('pruned').textContent = `${fmtCount(pruned.nodes)} call-tree nodes under ${fmtPct(pruned.share)} of every metric are merged into their callers.`;
+      $('pruned').textContent = `${fmtCount(pruned.nodes)} call-tree nodes under ${Number((pruned.share * 100).toPrecision(3))}% of every metric are merged into their callers.`;
     }
     const threads = D.threads || [];
     if (threads.length) {

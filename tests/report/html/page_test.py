@@ -261,6 +261,9 @@ def page_checks(br, path, model, fold_default=True):
     counts = br.eval(s, "[...document.querySelectorAll('#sizes-chart .cnt')].map(e => e.textContent)")
     check(counts and sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
           path + ': the size bars count every allocation')
+    pruned = br.eval(s, "document.getElementById('pruned').textContent")
+    check(pruned == '%d call-tree nodes under 0.01%% of every metric are merged into their callers.'
+          % doc['pruned']['nodes'], path + ': the pruning note: %r' % pruned)
     summary = br.eval(s, "document.getElementById('summary-text').textContent")
     check(summary == doc['summary_text'], path + ': the summary text')
     # search: every metric, folded and not
