@@ -183,22 +183,27 @@
   }
 
   // Inclusive values of the shown tree for a thread: one reverse pass over the parent array
-  // (parents come before children). Cached with the self values as {self, tot}.
+  // (parents come before children), in place over the self values. Cached per thread.
   function valuesOf(T, th) {
-    let v = T.values.get(th);
-    if (v) return v;
-    const self = selfOf(T, th);
-    const tot = self.slice(), P = T.parent;
+    let tot = T.values.get(th);
+    if (tot) return tot;
+    tot = selfOf(T, th);
+    const P = T.parent;
     for (let i = T.n - 1; i > 0; i--) {
       const a = i * NM, b = P[i] * NM;
       tot[b] += tot[a]; tot[b + 1] += tot[a + 1]; tot[b + 2] += tot[a + 2]; tot[b + 3] += tot[a + 3]; tot[b + 4] += tot[a + 4];
     }
-    v = { self, tot };
-    T.values.set(th, v);
+    T.values.set(th, tot);
+    return tot;
+  }
+  // A node's self value in metric m: its inclusive value less its children's.
+  function selfValue(T, tot, i, m) {
+    let v = tot[i * NM + m];
+    for (let j = T.start[i], e = T.start[i + 1]; j < e; j++) v -= tot[T.kids[j] * NM + m];
     return v;
   }
 
-  function cur() { const T = tree(state.fold), v = valuesOf(T, state.thread); return { T, tot: v.tot, self: v.self }; }
+  function cur() { const T = tree(state.fold); return { T, tot: valuesOf(T, state.thread) }; }
 
   // ---- search ---------------------------------------------------------------------------
   let matchFrame = null;  // Uint8Array per frame, or null
@@ -718,7 +723,7 @@
   // ---- callers and callees --------------------------------------------------------------
   function select(name, draw = true) {
     state.selected = name;
-    const { T, tot, self: selfT } = cur();
+    const { T, tot } = cur();
     const m = state.metric;
     const callers = new Map(), callees = new Map();
     let selfV = 0, selfA = 0, totalV = 0, totalA = 0, found = 0;
@@ -733,7 +738,7 @@
       inside[i] = up | (hit ? 1 : 0);
       if (!hit) continue;
       found++;
-      selfV += selfT[i * NM + m]; selfA += selfT[i * NM];
+      selfV += selfValue(T, tot, i, m); selfA += selfValue(T, tot, i, 0);
       const v = tot[i * NM + m], a = tot[i * NM];
       if (!up) { totalV += v; totalA += a; }
       const p = T.parent[i];

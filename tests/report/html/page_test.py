@@ -116,6 +116,14 @@ class Model:
                 callees.add(self.name[fr[i]])
         return len(callers), len(callees)
 
+    def self_allocations(self, fn):
+        """The allocations that end in fn's frames (folded view)."""
+        par, fr, tot = self.view(True)
+        inner = [0] * len(par)
+        for i in range(1, len(par)):
+            inner[par[i]] += tot[i * NM]
+        return sum(tot[i * NM] - inner[i] for i in range(1, len(par)) if self.name[fr[i]] == fn)
+
 
 # ---- Chromium over the DevTools pipe ----------------------------------------------------------
 class Browser:
@@ -303,6 +311,11 @@ def page_checks(br, path, model, fold_default=True):
               '%s: select(%r) = %s, expected %s' % (path, fn, got, want))
         rows = br.eval(s, "document.querySelectorAll('#callers-table tbody tr').length")
         check(rows == want[0], '%s: %d caller rows for %r' % (path, rows, fn))
+        itself = br.eval(s, '''(() => { const r = [...document.querySelectorAll('#callees-table tbody tr')]
+            .find(tr => tr.dataset.fn === '(itself)'); return r ? r.cells[1].textContent : '0'; })()''')
+        want_self = model.self_allocations(fn)
+        check(int(itself.replace(',', '')) == want_self,
+              '%s: %r allocates %s itself, expected %d' % (path, fn, itself, want_self))
     # sorting
     sites = doc['sites']
     fns = [model.site_function(i) for i in range(len(sites))]
