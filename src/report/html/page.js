@@ -47,11 +47,22 @@
     if (enc === 'json') return JSON.parse(text);
     if (enc !== 'gzip-base64') throw new Error('unknown data encoding "' + enc + '"');
     if (typeof DecompressionStream === 'undefined') throw new Error('this browser has no DecompressionStream');
-    const bin = atob(text.replace(/\s+/g, ''));
+    let bin;
+    try {
+      bin = atob(text.replace(/\s+/g, ''));
+    } catch (e) {
+      throw new Error('its base64 text is not valid');
+    }
     const bytes = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return JSON.parse(await new Response(stream).text());
+    let json;
+    try {
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+      json = await new Response(stream).text();
+    } catch (e) {
+      throw new Error('its gzip stream is damaged or cut short');
+    }
+    return JSON.parse(json);
   }
 
   // ---- the model ------------------------------------------------------------------------
@@ -890,7 +901,8 @@
 
   function fail(err) {
     const box = $('error');
-    box.textContent = 'This report cannot be shown: ' + (err && err.message ? err.message : String(err)) + '.';
+    const why = String(err && err.message ? err.message : err).replace(/\.$/, '');
+    box.textContent = "lowalloc: the report's data cannot be decoded: " + why + '.';
     box.hidden = false;
     $('main').hidden = true;
     rejectReady(err);

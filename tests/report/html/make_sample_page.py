@@ -6,12 +6,13 @@ made from a generated sample JSON (data format version 1), so the page can be de
 tested on its own, at any size (--nodes 300000 for performance work).
 
   make_sample_page.py OUT.html [--nodes N] [--threads K] [--seed S] [--plain]
-                               [--json FILE] [--write-json FILE] [--corrupt] [--extra-js FILE]
+                               [--json FILE] [--write-json FILE] [--corrupt HOW] [--extra-js FILE]
 
 --json FILE     wrap this JSON instead of generating one
 --write-json F  also write the generated JSON to F
 --plain         data-encoding="json" (as LOWALLOC_HTML_PLAIN=1 makes the writer do)
---corrupt       a data element that does not decode (the page must show #error)
+--corrupt HOW   a data element that does not decode (base64, gzip or truncated):
+                the page must show #error
 --extra-js F    append F's script after the page's script (test drivers)
 """
 import argparse
@@ -239,14 +240,21 @@ def generate(nodes, threads, seed, site_names_by_index=True):
     }
 
 
-def data_element(doc, plain, corrupt):
+def data_element(doc, plain, corrupt=None):
+    """The data element; corrupt: 'base64' (not base64), 'gzip' (base64 of a broken gzip
+    stream) or 'truncated' (base64 of the first half of the gzip stream)."""
     text = json.dumps(doc, separators=(',', ':'))
     if plain:
         return ('<script id="lowalloc-data" type="application/octet-stream" data-encoding="json">' +
                 text.replace('<', '\\u003c') + '</script>')
-    payload = base64.b64encode(gzip.compress(text.encode('utf-8'), compresslevel=6)).decode('ascii')
-    if corrupt:
-        payload = 'H4sI' + 'not-gzip-data' + payload[40:80]
+    packed = gzip.compress(text.encode('utf-8'), compresslevel=6)
+    if corrupt == 'gzip':
+        packed = packed[:10] + bytes(b ^ 0x5a for b in packed[10:200]) + packed[200:]
+    elif corrupt == 'truncated':
+        packed = packed[:len(packed) // 2]
+    payload = base64.b64encode(packed).decode('ascii')
+    if corrupt == 'base64':
+        payload = 'H4sI' + 'not-base64!' + payload[40:80]
     return ('<script id="lowalloc-data" type="application/octet-stream" data-encoding="gzip-base64">' +
             payload + '</script>')
 
@@ -280,7 +288,7 @@ def main():
     ap.add_argument('--threads', type=int, default=3)
     ap.add_argument('--seed', type=int, default=17)
     ap.add_argument('--plain', action='store_true')
-    ap.add_argument('--corrupt', action='store_true')
+    ap.add_argument('--corrupt', choices=['base64', 'gzip', 'truncated'])
     ap.add_argument('--json')
     ap.add_argument('--write-json')
     ap.add_argument('--extra-js')
