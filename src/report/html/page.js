@@ -165,9 +165,7 @@
     const fill = start.slice(0, m);
     const kids = new Int32Array(Math.max(0, m - 1));
     for (let j = 0; j < byRank.length; j++) { const c = byRank[j]; kids[fill[parent[c]]++] = c; }
-    const depth = new Int32Array(m);
-    for (let i = 1; i < m; i++) depth[i] = depth[parent[i]] + 1;
-    T = { fold, n: m, parent, frame, map, start, kids, depth, values: new Map() };
+    T = { fold, n: m, parent, frame, map, start, kids, values: new Map() };
     treeCache.set(fold, T);
     return T;
   }
