@@ -265,6 +265,16 @@ true
 """
 
 
+# The function name in the page's data that is NAME, or NAME followed by its parameters.
+FULL_NAME = r"""
+((name) => {
+  const d = window.lowalloc.data;
+  const names = (d.frames || []).map(f => (d.strings ? d.strings[f[0]] : f[0]) || '');
+  return names.find(n => n === name) || names.find(n => n.startsWith(name + '(')) || null;
+})(%s)
+"""
+
+
 def timed(call):
     """A page expression that runs `call` (JS) and returns {value, ms}."""
     return ("(() => { const t0 = performance.now(); const value = (%s); "
@@ -347,8 +357,16 @@ class Checker:
         if not rows:
             self.fail("#sites: the table has no rows")
         first = self.switch("sortSites(bytes)", "window.lowalloc.sortSites('bytes', true)")
-        if not first:
-            self.fail("sortSites('bytes', true) returned no function: %s" % json.dumps(first))
+        # The functions of the sites with the most bytes (ties: any of them comes first).
+        top = b.evaluate("(() => { const s = window.lowalloc.data.sites || [];"
+                         " const most = Math.max(...s.map(x => x.bytes));"
+                         " return s.filter(x => x.bytes === most).map(x => x.function); })()")
+        if not isinstance(first, str) or not first:
+            self.fail("sortSites('bytes', true) returned %s, not the first row's function"
+                      % json.dumps(first))
+        elif top and first not in top:
+            self.fail("sortSites('bytes', true): first row %s, the most bytes are %s's" % (
+                json.dumps(first), json.dumps(top)))
         self.switch("sortSites(allocations)", "window.lowalloc.sortSites('allocations', true)")
 
         if expect_function:
@@ -364,8 +382,11 @@ class Checker:
                     self.fail("#search-result does not show the %d matches: %s" % (
                         found["matches"], json.dumps(text)))
             self.pixels("search")
+            # The page's names are the readable ones, with parameters: "f(int)" for "f".
+            name = b.evaluate(FULL_NAME % json.dumps(expect_function)) or expect_function
+            self.figures["selected"] = name
             picked = self.switch("select(%s)" % expect_function,
-                                 "window.lowalloc.select(%s)" % json.dumps(expect_function))
+                                 "window.lowalloc.select(%s)" % json.dumps(name))
             self.figures["select"] = picked
             if not picked or picked.get("callers", 0) + picked.get("callees", 0) == 0:
                 self.fail("select(%s): no callers and no callees: %s" % (
