@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Loads a lowalloc HTML report in headless Chromium and checks it (the page's contract:
-docs/html-report.md, "Testing the page").
+"""Loads a lowalloc HTML report in headless Chromium and checks it through the page's test hooks
+(window.lowalloc, data-ready, the 'lowalloc-first-picture' mark, #error).
 
 Speaks the Chrome DevTools Protocol over --remote-debugging-pipe (Chromium reads commands from
 its fd 3 and writes replies and events to its fd 4, each message a JSON text ended by a NUL
@@ -9,6 +9,9 @@ byte). Needs python3 and Chromium only.
     browser.py PAGE.html [--expect-function NAME] [--screenshot FILE.png] [--width 1400]
     browser.py PAGE.html --expect-error          # a page whose data cannot be decoded
     browser.py PAGE.html --screenshot FILE.png --screenshot-only   # just the picture
+
+$LOWALLOC_CHROMIUM names the browser; $LOWALLOC_CHROMIUM_FLAGS adds flags (e.g. --no-sandbox
+where Chromium's sandbox cannot start; it is always given as root).
 
 The network is off: a proxy that does not answer for every URL, the page's network emulated
 offline, and every request the page makes other than its own file and data:/blob: URLs is a
@@ -85,6 +88,7 @@ class Chromium:
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.insert(1, "--no-sandbox")
+        args[1:1] = os.environ.get("LOWALLOC_CHROMIUM_FLAGS", "").split()
 
         def child_fds():
             # dup first: a pipe end may itself be fd 3 or 4.
