@@ -9,7 +9,7 @@
 namespace {
 
 std::vector<std::unique_ptr<int[]>> kept;  // filled by the main thread only
-int* volatile leaked = nullptr;             // never freed
+int* volatile leaked = nullptr;            // never freed
 
 }  // namespace
 
