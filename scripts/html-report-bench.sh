@@ -65,10 +65,14 @@ for name in $cases; do
     # shellcheck disable=SC2086 # two numbers
     "$synthetic" "$work/$name.trace" $args
     for ((i = 0; i < runs; ++i)); do
-      start=$(date +%s.%N)
+      # The text report of the same trace first: what reading and analysing it costs.
+      t0=$(date +%s.%N)
+      "$lowalloc" report --top 0 "$work/$name.trace" > /dev/null
+      t1=$(date +%s.%N)
       "$lowalloc" report --format html "$work/$name.trace" > "$page"
-      end=$(date +%s.%N)
-      echo "$start $end" | awk '{ printf "%.3f\n", $2 - $1 }' >> "$work/$name.report-seconds"
+      t2=$(date +%s.%N)
+      echo "$t0 $t1 $t2" | awk '{ printf "%.3f %.3f\n", $3 - $2, $2 - $1 }' \
+        >> "$work/$name.report-seconds"
     done
   fi
   : > "$work/$name.runs"
@@ -90,7 +94,7 @@ done
 python3 - "$work" "$cases" "$runs" <<'PY'
 import json, os, statistics, sys
 
-work, cases, runs = sys.argv[1], sys.argv[2].split(), sys.argv[3]
+work, cases, run_count = sys.argv[1], sys.argv[2].split(), sys.argv[3]
 MB = 1 << 20
 
 
@@ -111,7 +115,7 @@ def switch(runs, prefix):
     return out
 
 
-head = ("case", "nodes", "page", "report s", "first picture ms", "setMetric ms", "setFold ms",
+head = ("case", "nodes kept/all", "page", "html report s", "text report s", "first picture ms", "setMetric ms", "setFold ms",
         "setThread ms", "search ms", "select ms", "sortSites ms", "fail")
 rows = [head]
 verdicts = []
@@ -124,13 +128,17 @@ for name in cases:
         n, _, text = line.strip().partition(" ")
         fails += int(n) > 0
         runs.append(json.loads(text or "{}"))
-    seconds = [float(x) for x in open(os.path.join(work, name + ".report-seconds")) if x.strip()]
+    timings = [line.split() for line in open(os.path.join(work, name + ".report-seconds"))
+               if line.strip()]
+    seconds = [float(t[0]) for t in timings]
+    text_seconds = [float(t[1]) for t in timings]
     page = os.path.getsize(os.path.join(work, name + ".html"))
-    nodes = runs[0].get("data", {}).get("nodes", "-") if runs else "-"
+    data = runs[0].get("data", {}) if runs else {}
+    nodes = "%s/%s" % (data.get("nodes", "-"), data.get("nodes", 0) + data.get("pruned", 0))
     first = [r["first_picture_ms"] for r in runs if "first_picture_ms" in r]
     switches = {p: switch(runs, p) for p in ("setMetric", "setFold", "setThread", "search",
                                              "select", "sortSites")}
-    rows.append((name, str(nodes), "%.2f MB" % (page / MB), stat(seconds, "%.2f"),
+    rows.append((name, str(nodes), "%.2f MB" % (page / MB), stat(seconds, "%.2f"), stat(text_seconds, "%.2f"),
                  stat(first, "%.0f"), stat(switches["setMetric"], "%.1f"),
                  stat(switches["setFold"], "%.1f"), stat(switches["setThread"], "%.1f"),
                  stat(switches["search"], "%.1f"), stat(switches["select"], "%.1f"),
@@ -153,7 +161,8 @@ for name in cases:
 widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
 for r in rows:
     print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-print("\nmedian (min-max) of %s runs; a switch time is the slowest of its kind in a run" % runs)
+print("\nmedian (min-max) of %s runs; a switch time is the slowest of its kind in a run;"
+      " text report: lowalloc report --top 0 of the same trace" % run_count)
 for v in verdicts:
     print(v)
 PY

@@ -331,7 +331,8 @@ class Checker:
         b = self.browser
         data = b.evaluate("(() => { const d = window.lowalloc.data; return {"
                           "threads: (d.threads || []).length, sites: (d.sites || []).length,"
-                          "nodes: d.tree ? d.tree.parent.length : 0}; })()")
+                          "nodes: d.tree ? d.tree.parent.length : 0,"
+                          "pruned: d.pruned ? d.pruned.nodes || 0 : 0}; })()")
         self.figures["data"] = data
         self.note("data: %s" % json.dumps(data))
         for section in ("summary", "flame", "timeline", "sizes", "sites", "callers"):
