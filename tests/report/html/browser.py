@@ -374,9 +374,11 @@ class Checker:
             self.fail("#sites: the table has no rows")
         first = self.switch("sortSites(bytes)", "window.lowalloc.sortSites('bytes', true)")
         # The functions of the sites with the most bytes (ties: any of them comes first).
-        top = b.evaluate("(() => { const s = window.lowalloc.data.sites || [];"
+        top = b.evaluate("(() => { const d = window.lowalloc.data, s = d.sites || [];"
                          " const most = Math.max(...s.map(x => x.bytes));"
-                         " return s.filter(x => x.bytes === most).map(x => x.function); })()")
+                         " return s.filter(x => x.bytes === most).map(x =>"
+                         " typeof x.function === 'number' && d.strings ? d.strings[x.function]"
+                         " : x.function); })()")
         if not isinstance(first, str) or not first:
             self.fail("sortSites('bytes', true) returned %s, not the first row's function"
                       % json.dumps(first))
