@@ -9,6 +9,7 @@ byte). Needs python3 and Chromium only.
     browser.py PAGE.html [--expect-function NAME] [--screenshot FILE.png] [--width 1400]
     browser.py PAGE.html --expect-error          # a page whose data cannot be decoded
     browser.py PAGE.html --screenshot FILE.png --screenshot-only   # just the picture
+    browser.py PAGE.html --screenshot FILE.png --screenshot-only --width 1400 --height 1000
 
 $LOWALLOC_CHROMIUM names the browser; $LOWALLOC_CHROMIUM_FLAGS adds flags (e.g. --no-sandbox
 where Chromium's sandbox cannot start; it is always given as root).
@@ -436,10 +437,12 @@ def wait_for(browser, expression, timeout):
         browser.pump(0.05)
 
 
-def screenshot(browser, path, width):
-    height = browser.evaluate("Math.ceil(Math.max(document.documentElement.scrollHeight,"
-                              " document.body ? document.body.scrollHeight : 0))")
-    height = max(200, min(int(height or 800), 16000))
+def screenshot(browser, path, width, height=None):
+    """A PNG of the page's top `height` pixels (default: the whole page, at most 16000)."""
+    if not height:
+        height = browser.evaluate("Math.ceil(Math.max(document.documentElement.scrollHeight,"
+                                  " document.body ? document.body.scrollHeight : 0))")
+        height = max(200, min(int(height or 800), 16000))
     browser.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                                                         "deviceScaleFactor": 1,
                                                         "mobile": False})
@@ -466,6 +469,8 @@ def main():
     parser.add_argument("--screenshot-only", action="store_true",
                         help="the picture of the page as loaded: no calls of window.lowalloc")
     parser.add_argument("--width", type=int, default=1400, help="viewport width (1400)")
+    parser.add_argument("--height", type=int,
+                        help="the screenshot's height: the page's top (default: all of it)")
     parser.add_argument("--timeout", type=float, default=20, help="seconds to be ready (20)")
     parser.add_argument("--max-first-picture-ms", type=float,
                         help="fail if the first picture takes longer")
@@ -552,7 +557,7 @@ def main():
                             checker.fail("%s took %.1f ms (limit %g)" % (
                                 name, ms, options.max_switch_ms))
         if options.screenshot:
-            screenshot(browser, options.screenshot, options.width)
+            screenshot(browser, options.screenshot, options.width, options.height)
             print("screenshot: %s" % os.path.abspath(options.screenshot))
         browser.pump(0.1)  # late console messages
     except StopIteration:
