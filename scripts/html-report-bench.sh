@@ -115,7 +115,8 @@ def switch(runs, prefix):
     return out
 
 
-head = ("case", "nodes kept/all", "page", "html report s", "text report s", "first picture ms", "setMetric ms", "setFold ms",
+head = ("case", "nodes kept/all", "page", "html report s", "text report s", "first picture ms",
+        "setMetric ms", "setFold ms",
         "setThread ms", "search ms", "select ms", "sortSites ms", "fail")
 rows = [head]
 verdicts = []
@@ -138,7 +139,8 @@ for name in cases:
     first = [r["first_picture_ms"] for r in runs if "first_picture_ms" in r]
     switches = {p: switch(runs, p) for p in ("setMetric", "setFold", "setThread", "search",
                                              "select", "sortSites")}
-    rows.append((name, str(nodes), "%.2f MB" % (page / MB), stat(seconds, "%.2f"), stat(text_seconds, "%.2f"),
+    rows.append((name, str(nodes), "%.2f MB" % (page / MB), stat(seconds, "%.2f"),
+                 stat(text_seconds, "%.2f"),
                  stat(first, "%.0f"), stat(switches["setMetric"], "%.1f"),
                  stat(switches["setFold"], "%.1f"), stat(switches["setThread"], "%.1f"),
                  stat(switches["search"], "%.1f"), stat(switches["select"], "%.1f"),

@@ -23,6 +23,7 @@ browser did not answer, 77 no Chromium found (a test skips).
 """
 
 import argparse
+import base64
 import json
 import os
 import select
@@ -31,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import base64
 
 METRICS = ["allocations", "bytes", "temporary", "leaked", "peak"]
 SKIP = 77
