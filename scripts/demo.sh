@@ -2,7 +2,8 @@
 # The loop of `make demo` on examples/wordfreq: trace a program, read the advice, apply it, trace
 # and time again.
 #   1. build the `lowalloc` command and wordfreq with the standard types (examples/wordfreq.hpp),
-#      generate the text, `lowalloc run` wordfreq on it and show the report's top sites;
+#      generate the text, `lowalloc run` wordfreq on it, show the report's top sites and write
+#      the HTML report (build/demo/demo/before.html);
 #   2. `lowalloc advise` the trace;
 #   3. wordfreq_fixed: the same program with the aliases switched to the advised types and sizes
 #      (-DWORDFREQ_FIXED; the test wordfreq_advice keeps the two in step);
@@ -70,6 +71,10 @@ echo
 traced "$work/before.trace" "$build/examples/wordfreq" "$work/text.txt" 5
 echo
 short "$lowalloc" report --top 3 "$work/before.trace"
+"$lowalloc" report --format html -o "$work/before.html" "$work/before.trace"
+echo
+echo "All of it as one page (flame graph, live bytes over time, sizes, sites with advice):"
+echo "  $work/before.html (open it in a browser)"
 
 step "2. lowalloc advise"
 short "$lowalloc" advise --top 3 "$work/before.trace"

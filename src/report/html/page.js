@@ -34,6 +34,19 @@
     return (p >= 10 || p === 0 ? p.toFixed(1) : p >= 0.1 ? p.toFixed(2) : p.toPrecision(2)) + '%';
   }
   function fmtSeconds(t) { return t < 10 ? t.toFixed(3) + ' s' : t.toFixed(1) + ' s'; }
+  // An axis label of a time axis whose ticks are `step` seconds apart: as many decimals as tell
+  // two ticks apart (0.0006 s, 0.0012 s; 2 s, 4 s).
+  function fmtTick(t, step) {
+    const d = step >= 10 ? 0 : Math.min(9, Math.max(0, Math.ceil(-Math.log10(step))));
+    return t.toFixed(d) + ' s';
+  }
+  // A short count for an axis: 950, 12k, 1.5M, 20M.
+  function fmtShort(v) {
+    const a = Math.abs(v);
+    const [d, u] = a >= 1e9 ? [1e9, 'G'] : a >= 1e6 ? [1e6, 'M'] : a >= 1e3 ? [1e3, 'k'] : [1, ''];
+    const x = v / d;
+    return (u === '' || Math.abs(x) >= 10 || x === Math.round(x) ? Math.round(x) : x.toFixed(1)) + u;
+  }
   function esc(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[c]));
   }
@@ -548,12 +561,12 @@
       const y = Math.round(Tp + ph - k / 4 * ph) + 0.5;
       ctx.beginPath(); ctx.moveTo(L, y); ctx.lineTo(L + pw, y); ctx.stroke();
       ctx.textAlign = 'right'; ctx.fillStyle = '#c2410c'; ctx.fillText(fmtBytes(lmax * k / 4), L - 6, y);
-      ctx.textAlign = 'left'; ctx.fillStyle = '#1c7ed6'; ctx.fillText(fmtCount(rmax * k / 4) + '/s', L + pw + 6, y);
+      ctx.textAlign = 'left'; ctx.fillStyle = '#1c7ed6'; ctx.fillText(fmtShort(rmax * k / 4) + '/s', L + pw + 6, y);
     }
     ctx.textAlign = 'center'; ctx.textBaseline = 'top'; ctx.fillStyle = '#5f6670';
     for (let k = 0; k <= 5; k++) {
       const v = t0 + (t1 - t0) * k / 5;
-      ctx.fillText(fmtSeconds(v), X(v), Tp + ph + 7);
+      ctx.fillText(fmtTick(v, (t1 - t0) / 5), X(v), Tp + ph + 7);
     }
     // live bytes: the area of the maxima, the line at the interval ends
     ctx.beginPath();
