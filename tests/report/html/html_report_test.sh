@@ -32,4 +32,25 @@ output=$("$python" "$driver" "$work/corrupt.html" --expect-error)
 status=$?
 printf '%s\n' "$output"
 [ "$status" -eq 0 ] || { echo "the corrupt page: status $status, expected #error"; exit 1; }
+
+# A fork child's trace (FILE.PID) has its page: the child's function, and the summary says whose
+# child it is.
+"$lowalloc" run -q -o "$work/fork.trace" -- "$program" fork || { echo "lowalloc run fork failed"; exit 1; }
+set -- "$work"/fork.trace.*
+[ $# -eq 1 ] && [ -s "$1" ] || { echo "no single fork child trace: $*"; exit 1; }
+"$lowalloc" report --format html -o "$work/child.html" "$1" ||
+  { echo "lowalloc report --format html of the fork child failed"; exit 1; }
+"$python" "$driver" "$work/child.html" --expect-function html_report_fork_child_function ||
+  { echo "the fork child's page failed"; exit 1; }
+"$python" - "$work/child.html" <<'PY' || exit 1
+import base64, gzip, json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+data = re.search(r'<script id="lowalloc-data"[^>]*>([^<]*)</script>', page).group(1)
+d = json.loads(gzip.decompress(base64.b64decode(data)))
+if not d["process"]["fork_child"] or "a fork child of process" not in d["summary_text"]:
+    sys.exit("html_report_test: the child's page does not say it is a fork child")
+if d["totals"]["allocations"] != 500:
+    sys.exit("html_report_test: the child's page has %d allocations, expected 500"
+             % d["totals"]["allocations"])
+PY
 exit 0
