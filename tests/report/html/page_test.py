@@ -144,10 +144,12 @@ def static_checks():
     import re
     for name in ('page.html', 'page.css', 'page.js'):
         text = open(os.path.join(page_dir, name), encoding='utf-8').read()
-        check(not re.search(r'https?://|//[a-z0-9.-]+\.[a-z]{2,}/', text, re.I), name + ' names no URL')
+        check(not re.search(r'https?://|//[a-z0-9.-]+\.[a-z]{2,}/', text, re.I),
+              name + ' names no URL')
         check(not re.search(r'''(src|href)\s*=\s*["'](?!data:|#)''', text, re.I),
               name + ' loads nothing (src/href are data: or #)')
-        check(not re.search(r'@import|url\((?!data:)|\bimport\s*\(|\bfetch\s*\(|XMLHttpRequest', text),
+        check(not re.search(r'@import|url\((?!data:)|\bimport\s*\(|\bfetch\s*\(|XMLHttpRequest',
+                            text),
               name + ' imports and fetches nothing')
 
 
@@ -158,7 +160,8 @@ def page_checks(br, path, model, fold_default=True):
     mark = br.evaluate("performance.getEntriesByName('lowalloc-first-picture').length")
     check(mark == 1, path + ': one lowalloc-first-picture mark')
     st = br.evaluate('lowalloc.stats()')
-    check(st['nodesDrawn'] > 0 and st['canvasPixelsNonBlank'], path + ': the icicle is drawn %s' % st)
+    check(st['nodesDrawn'] > 0 and st['canvasPixelsNonBlank'],
+          path + ': the icicle is drawn %s' % st)
     blank = br.evaluate('''(() => { const c = document.getElementById('timeline-canvas');
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()''')
@@ -166,11 +169,14 @@ def page_checks(br, path, model, fold_default=True):
     check(br.evaluate("document.getElementById('error').hidden") is True, path + ': #error hidden')
     doc = model.doc
     rows = br.evaluate("document.querySelectorAll('#sites-table tbody tr').length")
-    check(rows == len(doc['sites']), path + ': one table row per site (%s, %d)' % (rows, len(doc['sites'])))
+    check(rows == len(doc['sites']),
+          path + ': one table row per site (%s, %d)' % (rows, len(doc['sites'])))
     bars = br.evaluate("document.querySelectorAll('#sizes-chart .bar').length")
     check(bars == len(model.size_groups(doc['sizes'])), path + ': one size bar per power of two')
-    counts = br.evaluate("[...document.querySelectorAll('#sizes-chart .cnt')].map(e => e.textContent)")
-    check(counts and sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
+    counts = br.evaluate("[...document.querySelectorAll('#sizes-chart .cnt')]"
+                         ".map(e => e.textContent)")
+    check(counts and
+          sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
           path + ': the size bars count every allocation')
     pruned = br.evaluate("document.getElementById('pruned').textContent")
     check(pruned == '%d call-tree nodes under 0.01%% of every metric are merged into their callers.'
@@ -214,8 +220,10 @@ def page_checks(br, path, model, fold_default=True):
               '%s: select(%r) = %s, expected %s' % (path, fn, got, want))
         rows = br.evaluate("document.querySelectorAll('#callers-table tbody tr').length")
         check(rows == want[0], '%s: %d caller rows for %r' % (path, rows, fn))
-        itself = br.evaluate('''(() => { const r = [...document.querySelectorAll('#callees-table tbody tr')]
-            .find(tr => tr.dataset.fn === '(itself)'); return r ? r.cells[1].textContent : '0'; })()''')
+        itself = br.evaluate('''(() => {
+            const r = [...document.querySelectorAll('#callees-table tbody tr')]
+              .find(tr => tr.dataset.fn === '(itself)');
+            return r ? r.cells[1].textContent : '0'; })()''')
         want_self = model.self_allocations(fn)
         check(int(itself.replace(',', '')) == want_self,
               '%s: %r allocates %s itself, expected %d' % (path, fn, itself, want_self))
@@ -225,8 +233,10 @@ def page_checks(br, path, model, fold_default=True):
     for col, key in (('bytes', 'bytes'), ('leaked', 'leaked_bytes'), ('temporary', 'temporary')):
         best = max(range(len(sites)), key=lambda i: (sites[i][key], -i))
         got = br.evaluate('lowalloc.sortSites(%s, true)' % json.dumps(col))
-        check(got == fns[best], '%s: sortSites(%s) -> %r, expected %r' % (path, col, got, fns[best]))
-        first = br.evaluate("document.querySelector('#sites-table tbody tr td').firstChild.textContent")
+        check(got == fns[best],
+              '%s: sortSites(%s) -> %r, expected %r' % (path, col, got, fns[best]))
+        first = br.evaluate("document.querySelector('#sites-table tbody tr td')"
+                            ".firstChild.textContent")
         check(first == got, path + ': the table shows the sorted first row')
     low = min(range(len(sites)), key=lambda i: (sites[i]['allocations'], i))
     check(br.evaluate("lowalloc.sortSites('allocations', false)") == fns[low],
@@ -234,13 +244,16 @@ def page_checks(br, path, model, fold_default=True):
     # a click on a site row shows its histogram
     br.evaluate("document.querySelector('#sites-table tbody tr').click()")
     bars = br.evaluate("document.querySelectorAll('#sizes-chart .bar').length")
-    check(bars == len(model.size_groups(sites[low]['sizes'])), path + ': the selected site\'s histogram')
+    check(bars == len(model.size_groups(sites[low]['sizes'])),
+          path + ': the selected site\'s histogram')
     # the tooltip over the root bar, then a zoom by click
     tip = br.evaluate('''(() => { const c = document.getElementById('flame-canvas');
         const r = c.getBoundingClientRect();
-        c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 50, clientY: r.top + 5, bubbles: true}));
+        c.dispatchEvent(new MouseEvent('mousemove',
+                                       {clientX: r.left + 50, clientY: r.top + 5, bubbles: true}));
         const t = document.getElementById('tooltip'); return t.hidden ? '' : t.textContent; })()''')
-    check(tip.startswith('all') and '% of total' in tip, path + ': the tooltip of the root: %r' % tip[:80])
+    check(tip.startswith('all') and '% of total' in tip,
+          path + ': the tooltip of the root: %r' % tip[:80])
     errors = complaints(br, path)
     check(not errors, path + ': no console error, warning, exception or request: %s' % errors[:5])
 
@@ -250,7 +263,8 @@ def timing_checks(br, path, first_limit_ms, switch_limit_ms):
     br.evaluate('window.lowalloc.ready')
     first = br.evaluate("performance.getEntriesByName('lowalloc-first-picture')[0].startTime")
     times = br.evaluate('''(() => { const out = {}; const L = window.lowalloc;
-        const time = (k, f) => { const t = performance.now(); f(); out[k] = performance.now() - t; };
+        const time = (k, f) => {
+          const t = performance.now(); f(); out[k] = performance.now() - t; };
         time('setMetric bytes', () => L.setMetric('bytes'));
         time('setFold false', () => L.setFold(false));
         time('setFold true', () => L.setFold(true));
@@ -262,7 +276,8 @@ def timing_checks(br, path, first_limit_ms, switch_limit_ms):
         time('search clear', () => L.search(''));
         return out; })()''')
     nodes = br.evaluate('lowalloc.data.tree.parent.length')
-    print('%s: %d nodes, %d bytes, first picture %.0f ms' % (path, nodes, os.path.getsize(path), first))
+    print('%s: %d nodes, %d bytes, first picture %.0f ms' % (path, nodes, os.path.getsize(path),
+                                                             first))
     for k, v in times.items():
         print('  %-20s %.1f ms' % (k, v))
     check(first <= first_limit_ms, 'first picture %.0f ms <= %d ms' % (first, first_limit_ms))
@@ -275,7 +290,8 @@ def timing_checks(br, path, first_limit_ms, switch_limit_ms):
 def error_checks(br, path):
     br.open_page('file://' + path)
     br.evaluate('window.lowalloc.ready.then(() => "resolved", () => "rejected")')
-    err = br.evaluate("(() => { const e = document.getElementById('error'); return e.hidden ? '' : e.textContent; })()")
+    err = br.evaluate("(() => { const e = document.getElementById('error');"
+                      " return e.hidden ? '' : e.textContent; })()")
     check(err.startswith("lowalloc: the report's data cannot be decoded: ") and err.endswith('.'),
           path + ': #error shows %r' % err)
     check(br.evaluate("document.documentElement.dataset.ready || ''") == '', path + ': not ready')
@@ -286,26 +302,33 @@ def error_checks(br, path):
 def empty_checks(br, path):
     """A trace without allocations: the page is ready, draws the root, and logs nothing."""
     br.open_page('file://' + path)
-    check(br.evaluate('window.lowalloc.ready.then(() => document.documentElement.dataset.ready)') == '1',
+    check(br.evaluate('window.lowalloc.ready.then(() => document.documentElement.dataset.ready)')
+          == '1',
           path + ': ready')
     st = br.evaluate('lowalloc.stats()')
-    check(st['nodesDrawn'] == 1 and st['canvasPixelsNonBlank'], path + ': the root alone is drawn: %s' % st)
-    got = br.evaluate("lowalloc.setMetric('bytes'); lowalloc.setFold(false); lowalloc.search('main')")
-    check(got == {'matches': 0, 'value': 0, 'share': 0}, path + ': an empty search result: %s' % got)
+    check(st['nodesDrawn'] == 1 and st['canvasPixelsNonBlank'],
+          path + ': the root alone is drawn: %s' % st)
+    got = br.evaluate("lowalloc.setMetric('bytes'); lowalloc.setFold(false);"
+                      " lowalloc.search('main')")
+    check(got == {'matches': 0, 'value': 0, 'share': 0},
+          path + ': an empty search result: %s' % got)
     check(br.evaluate("lowalloc.sortSites('bytes', true)") is None, path + ': no site to sort')
     errors = complaints(br, path)
     check(not errors, path + ': no console error: %s' % errors[:5])
 
 
 EMPTY = {'version': 1, 'title': 'lowalloc report: empty', 'command': 'true', 'summary_text': '',
-         'totals': {'allocations': 0, 'bytes': 0, 'frees': 0, 'temporary': 0, 'leaked_allocations': 0,
+         'totals': {'allocations': 0, 'bytes': 0, 'frees': 0, 'temporary': 0,
+                    'leaked_allocations': 0,
                     'leaked_bytes': 0, 'peak_bytes': 0, 'run_time_seconds': 0, 'threads': 1},
          'metrics': ['allocations', 'bytes', 'temporary', 'leaked', 'peak'], 'strings': ['', 'all'],
-         'frames': [[1, 0, 0, 0, 0]], 'tree': {'parent': [0], 'frame': [0], 'self': [0, 0, 0, 0, 0]},
+         'frames': [[1, 0, 0, 0, 0]],
+         'tree': {'parent': [0], 'frame': [0], 'self': [0, 0, 0, 0, 0]},
          'pruned': {'share': 0.0001, 'nodes': 0, 'self': [0, 0, 0, 0, 0]},
          'timeline': {'t': [], 'live': [], 'allocs_per_s': [], 'peak': {'t': 0, 'bytes': 0}},
          'sizes': [], 'sites': [], 'threads': [],
-         'process': {'pid': 1, 'fork_child': False, 'exec_child': False, 'exe': '/bin/true'}, 'notes': []}
+         'process': {'pid': 1, 'fork_child': False, 'exec_child': False, 'exe': '/bin/true'},
+         'notes': []}
 
 
 def main():
