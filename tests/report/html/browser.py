@@ -55,7 +55,8 @@ def find_chromium(explicit):
 
 
 class Chromium:
-    """One headless Chromium with a DevTools pipe; one page target attached (flat sessions)."""
+    """One headless Chromium with a DevTools pipe; one page target attached (flat sessions):
+    attach_page() takes the first tab, open_page(url) a new one for each page in turn."""
 
     def __init__(self, executable, width, height):
         self.profile = tempfile.mkdtemp(prefix="lowalloc-chromium-")
@@ -106,7 +107,9 @@ class Chromium:
         self.buffer = b""
         self.next_id = 0
         self.events = []  # (method, params), in arrival order
+        self.session_events = {}  # the same, by session (None: the browser's own)
         self.session = None
+        self.opened = None  # the tab open_page() made last
 
     def close(self):
         try:
@@ -169,8 +172,13 @@ class Chromium:
                 if "error" in reply:
                     raise BrowserError("%s: %s" % (method, reply["error"].get("message")))
                 return reply.get("result", {})
-            if "method" in reply:
-                self.events.append((reply["method"], reply.get("params", {})))
+            self._note(reply)
+
+    def _note(self, message):
+        if "method" in message:
+            event = (message["method"], message.get("params", {}))
+            self.events.append(event)
+            self.session_events.setdefault(message.get("sessionId"), []).append(event)
 
     def pump(self, seconds):
         """Collects the events that arrive within `seconds`."""
@@ -179,8 +187,26 @@ class Chromium:
             message = self._receive(deadline)
             if message is None:
                 return
-            if "method" in message:
-                self.events.append((message["method"], message.get("params", {})))
+            self._note(message)
+
+    def wait_event(self, method, timeout=30, since=0):
+        """The params of the attached page's first event `method` from its `since`-th event on
+        (waits up to `timeout` seconds for it)."""
+        events = self.session_events.setdefault(self.session, [])
+        deadline = time.monotonic() + timeout
+        while True:
+            for name, params in events[since:]:
+                if name == method:
+                    return params
+            since = len(events)
+            message = self._receive(deadline)
+            if message is None:
+                raise BrowserError("no %s within %g s" % (method, timeout))
+            self._note(message)
+
+    def page_events(self):
+        """The events of the attached page (since it was attached), in arrival order."""
+        return list(self.session_events.get(self.session, []))
 
     def attach_page(self):
         targets = self.call("Target.getTargets", session=False)["targetInfos"]
@@ -192,6 +218,26 @@ class Chromium:
                                session=False)["targetId"]
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
                                  session=False)["sessionId"]
+
+    def open_page(self, url, timeout=60):
+        """Loads url in a new tab with the Page, Runtime, Log and Network events on, and attaches
+        to it (evaluate() runs there, page_events() are its events); waits for its load event.
+        The tab open_page() opened before is closed."""
+        if self.opened:
+            self.call("Target.closeTarget", {"targetId": self.opened}, session=False)
+            self.opened = None
+        self.opened = self.call("Target.createTarget", {"url": "about:blank"},
+                                session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": self.opened,
+                                                           "flatten": True},
+                                 session=False)["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.call(domain + ".enable")
+        since = len(self.session_events.setdefault(self.session, []))
+        navigation = self.call("Page.navigate", {"url": url})
+        if navigation.get("errorText"):
+            raise BrowserError("navigation to %s failed: %s" % (url, navigation["errorText"]))
+        self.wait_event("Page.loadEventFired", timeout, since)
 
     def evaluate(self, expression, timeout=30):
         """The value of a JavaScript expression (a promise is awaited)."""
@@ -218,8 +264,10 @@ def console_text(params):
     return " ".join(parts)
 
 
-def collect_failures(events, page_url):
-    """The console errors, exceptions and requests among the events, as failure lines."""
+def collect_failures(events, page_url, log_levels=("error",), allowed=("data:", "blob:")):
+    """The console errors, exceptions and requests among the events, as failure lines: a
+    console.error/warn/assert, an uncaught exception, a browser log entry of `log_levels`, a
+    request of anything but page_url and the URLs that start with one of `allowed`."""
     failures = []
     for method, params in events:
         if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning",
@@ -231,12 +279,13 @@ def collect_failures(events, page_url):
             failures.append("uncaught exception: %s" % text)
         elif method == "Log.entryAdded":
             entry = params.get("entry", {})
-            if entry.get("level") == "error":
-                failures.append("browser log error (%s): %s %s" % (
-                    entry.get("source"), entry.get("text"), entry.get("url", "")))
+            if entry.get("level") in log_levels:
+                failures.append("browser log %s (%s): %s %s" % (
+                    entry.get("level"), entry.get("source"), entry.get("text"),
+                    entry.get("url", "")))
         elif method == "Network.requestWillBeSent":
             url = params.get("request", {}).get("url", "")
-            if url.split("#", 1)[0] != page_url and not url.startswith(("data:", "blob:")):
+            if url.split("#", 1)[0] != page_url and not url.startswith(tuple(allowed)):
                 failures.append("the page made a request: %s" % url)
     return failures
 

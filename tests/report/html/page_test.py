@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The HTML report page (src/report/html/page.*) in headless Chromium, on sample pages.
 
-Builds pages with make_sample_page.py, loads each in headless Chromium driven over the DevTools
-protocol (--remote-debugging-pipe), and checks against values computed here from the JSON:
+Builds pages with make_sample_page.py, loads each in a tab of one headless Chromium (browser.py's
+Chromium, over the DevTools pipe), and checks against values computed here from the JSON:
 the page decodes its data (gzip-base64 and plain json), draws the icicle and the timeline,
 marks 'lowalloc-first-picture', answers window.lowalloc's calls (search totals, folding, the
 thread filter, callers/callees, site sorting) with the right numbers, shows a tooltip, and logs
@@ -10,20 +10,21 @@ no console error or warning and makes no network request; a page with undecodabl
 #error and logs nothing. With --big N it also times the first picture and the view switches on
 a tree of N nodes.
 
-  page_test.py --chromium /usr/bin/chromium [--big 300000] [--keep DIR]
-Exit status 0: passed, 1: failed, 77: chromium missing (skipped).
+  page_test.py [--chromium /usr/bin/chromium] [--big 300000] [--keep DIR]
+Exit status 0: passed, 1: failed, 2: the browser did not answer, 77: chromium missing (skipped).
 """
 import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_sample_page as sample  # noqa: E402
+from browser import (BrowserError, Chromium, PageError, collect_failures,  # noqa: E402
+                     find_chromium)
 
 NM = 5
 FAILURES = []
@@ -125,112 +126,14 @@ class Model:
         return sum(tot[i * NM] - inner[i] for i in range(1, len(par)) if self.name[fr[i]] == fn)
 
 
-# ---- Chromium over the DevTools pipe ----------------------------------------------------------
-class Browser:
-    def __init__(self, chromium, profile):
-        r_in, w_in = os.pipe()     # we write, chromium reads fd 3
-        r_out, w_out = os.pipe()   # chromium writes fd 4, we read
-
-        def child_fds():  # chromium reads commands on fd 3 and writes answers on fd 4
-            a, b = os.dup(r_in), os.dup(w_out)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-        self.proc = subprocess.Popen(
-            [chromium, '--headless=new', '--no-sandbox', '--disable-gpu', '--remote-debugging-pipe',
-             '--user-data-dir=' + profile, '--window-size=1400,1200', '--no-first-run',
-             '--disable-extensions', '--disable-background-networking', 'about:blank'],
-            preexec_fn=child_fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-        os.close(r_in)
-        os.close(w_out)
-        self.w = os.fdopen(w_in, 'wb', buffering=0)
-        self.r = os.fdopen(r_out, 'rb', buffering=0)
-        self.buf = b''
-        self.next_id = 0
-        self.events = []
-
-    def _read(self):
-        while b'\0' not in self.buf:
-            chunk = self.r.read(65536)
-            if not chunk:
-                raise RuntimeError('chromium closed the DevTools pipe')
-            self.buf += chunk
-        msg, self.buf = self.buf.split(b'\0', 1)
-        return json.loads(msg)
-
-    def call(self, method, params=None, session=None):
-        self.next_id += 1
-        msg = {'id': self.next_id, 'method': method, 'params': params or {}}
-        if session:
-            msg['sessionId'] = session
-        self.w.write(json.dumps(msg).encode() + b'\0')
-        while True:
-            m = self._read()
-            if m.get('id') == self.next_id:
-                if 'error' in m:
-                    raise RuntimeError('%s: %s' % (method, m['error']))
-                return m['result']
-            self.events.append(m)
-
-    def wait_event(self, method):
-        for i, e in enumerate(self.events):
-            if e.get('method') == method:
-                del self.events[i]
-                return e
-        while True:
-            m = self._read()
-            if m.get('method') == method:
-                return m
-            self.events.append(m)
-
-    def open(self, url):
-        """A new tab on url, loaded; returns its session."""
-        tid = self.call('Target.createTarget', {'url': 'about:blank'})['targetId']
-        s = self.call('Target.attachToTarget', {'targetId': tid, 'flatten': True})['sessionId']
-        for dom in ('Page', 'Runtime', 'Log', 'Network'):
-            self.call(dom + '.enable', session=s)
-        self.events = []
-        self.call('Page.navigate', {'url': url}, session=s)
-        self.wait_event('Page.loadEventFired')
-        return s
-
-    def eval(self, s, expr):
-        r = self.call('Runtime.evaluate', {'expression': expr, 'awaitPromise': True,
-                                           'returnByValue': True}, session=s)
-        if 'exceptionDetails' in r:
-            raise RuntimeError('evaluate %s: %s' % (expr[:60], r['exceptionDetails']))
-        return r['result'].get('value')
-
-    def complaints(self):
-        """Console errors and warnings, exceptions, and network requests seen so far."""
-        out = []
-        for e in self.events:
-            m, p = e.get('method'), e.get('params', {})
-            if m == 'Runtime.consoleAPICalled' and p.get('type') in ('error', 'warning', 'assert'):
-                out.append('console.%s: %s' % (p['type'], [a.get('value') for a in p.get('args', [])]))
-            elif m == 'Runtime.exceptionThrown':
-                out.append('exception: %s' % p['exceptionDetails'].get('text'))
-            elif m == 'Log.entryAdded' and p['entry'].get('level') in ('error', 'warning'):
-                out.append('log: %s' % p['entry'].get('text'))
-            elif m == 'Network.requestWillBeSent':
-                url = p['request']['url']
-                if not url.startswith(('file:', 'data:', 'about:')):
-                    out.append('network request: ' + url)
-        return out
-
-    def close(self):
-        try:
-            self.call('Browser.close')
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 # ---- the checks -------------------------------------------------------------------------------
+def complaints(br, path):
+    """The page's console errors and warnings, exceptions, browser log errors and warnings, and
+    requests of anything but its own file and data: URLs, since br.open_page() loaded it."""
+    return collect_failures(br.page_events(), 'file://' + path, log_levels=('error', 'warning'),
+                            allowed=('data:',))
+
+
 def static_checks():
     page_dir = sample.PAGE_DIR
     html = open(os.path.join(page_dir, 'page.html'), encoding='utf-8').read()
@@ -241,46 +144,52 @@ def static_checks():
     import re
     for name in ('page.html', 'page.css', 'page.js'):
         text = open(os.path.join(page_dir, name), encoding='utf-8').read()
-        check(not re.search(r'https?://|//[a-z0-9.-]+\.[a-z]{2,}/', text, re.I), name + ' names no URL')
+        check(not re.search(r'https?://|//[a-z0-9.-]+\.[a-z]{2,}/', text, re.I),
+              name + ' names no URL')
         check(not re.search(r'''(src|href)\s*=\s*["'](?!data:|#)''', text, re.I),
               name + ' loads nothing (src/href are data: or #)')
-        check(not re.search(r'@import|url\((?!data:)|\bimport\s*\(|\bfetch\s*\(|XMLHttpRequest', text),
+        check(not re.search(r'@import|url\((?!data:)|\bimport\s*\(|\bfetch\s*\(|XMLHttpRequest',
+                            text),
               name + ' imports and fetches nothing')
 
 
 def page_checks(br, path, model, fold_default=True):
-    s = br.open('file://' + path)
-    ok = br.eval(s, 'window.lowalloc.ready.then(() => document.documentElement.dataset.ready)')
+    br.open_page('file://' + path)
+    ok = br.evaluate('window.lowalloc.ready.then(() => document.documentElement.dataset.ready)')
     check(ok == '1', path + ': ready and data-ready="1"')
-    mark = br.eval(s, "performance.getEntriesByName('lowalloc-first-picture').length")
+    mark = br.evaluate("performance.getEntriesByName('lowalloc-first-picture').length")
     check(mark == 1, path + ': one lowalloc-first-picture mark')
-    st = br.eval(s, 'lowalloc.stats()')
-    check(st['nodesDrawn'] > 0 and st['canvasPixelsNonBlank'], path + ': the icicle is drawn %s' % st)
-    blank = br.eval(s, '''(() => { const c = document.getElementById('timeline-canvas');
+    st = br.evaluate('lowalloc.stats()')
+    check(st['nodesDrawn'] > 0 and st['canvasPixelsNonBlank'],
+          path + ': the icicle is drawn %s' % st)
+    blank = br.evaluate('''(() => { const c = document.getElementById('timeline-canvas');
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()''')
     check(blank > 1000, path + ': the timeline is drawn (%d pixels)' % blank)
-    check(br.eval(s, "document.getElementById('error').hidden") is True, path + ': #error hidden')
+    check(br.evaluate("document.getElementById('error').hidden") is True, path + ': #error hidden')
     doc = model.doc
-    rows = br.eval(s, "document.querySelectorAll('#sites-table tbody tr').length")
-    check(rows == len(doc['sites']), path + ': one table row per site (%s, %d)' % (rows, len(doc['sites'])))
-    bars = br.eval(s, "document.querySelectorAll('#sizes-chart .bar').length")
+    rows = br.evaluate("document.querySelectorAll('#sites-table tbody tr').length")
+    check(rows == len(doc['sites']),
+          path + ': one table row per site (%s, %d)' % (rows, len(doc['sites'])))
+    bars = br.evaluate("document.querySelectorAll('#sizes-chart .bar').length")
     check(bars == len(model.size_groups(doc['sizes'])), path + ': one size bar per power of two')
-    counts = br.eval(s, "[...document.querySelectorAll('#sizes-chart .cnt')].map(e => e.textContent)")
-    check(counts and sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
+    counts = br.evaluate("[...document.querySelectorAll('#sizes-chart .cnt')]"
+                         ".map(e => e.textContent)")
+    check(counts and
+          sum(int(c.replace(',', '')) for c in counts) == sum(c for _, c in doc['sizes']),
           path + ': the size bars count every allocation')
-    pruned = br.eval(s, "document.getElementById('pruned').textContent")
+    pruned = br.evaluate("document.getElementById('pruned').textContent")
     check(pruned == '%d call-tree nodes under 0.01%% of every metric are merged into their callers.'
           % doc['pruned']['nodes'], path + ': the pruning note: %r' % pruned)
-    summary = br.eval(s, "document.getElementById('summary-text').textContent")
+    summary = br.evaluate("document.getElementById('summary-text').textContent")
     check(summary == doc['summary_text'], path + ': the summary text')
     # search: every metric, folded and not
     for fold in (True, False):
-        br.eval(s, 'lowalloc.setFold(%s)' % ('true' if fold else 'false'))
+        br.evaluate('lowalloc.setFold(%s)' % ('true' if fold else 'false'))
         for m, name in enumerate(doc['metrics']):
-            br.eval(s, 'lowalloc.setMetric(%s)' % json.dumps(name))
+            br.evaluate('lowalloc.setMetric(%s)' % json.dumps(name))
             for text in ('app::run', 'lookup', 'operator new'):
-                got = br.eval(s, 'lowalloc.search(%s)' % json.dumps(text))
+                got = br.evaluate('lowalloc.search(%s)' % json.dumps(text))
                 matches, value, total = model.search(text, m, fold)
                 check(got['matches'] == matches and got['value'] == value and
                       abs(got['share'] - (value / total if total else 0)) < 1e-12,
@@ -289,30 +198,32 @@ def page_checks(br, path, model, fold_default=True):
         if fold:
             want = model.search('operator new', 0, True)[0]
             check(want == 0, 'folded: operator new is hidden (%d)' % want)
-    br.eval(s, "lowalloc.setMetric('allocations'); lowalloc.setFold(true)")
-    shown = br.eval(s, "document.getElementById('search-result').textContent")
+    br.evaluate("lowalloc.setMetric('allocations'); lowalloc.setFold(true)")
+    shown = br.evaluate("document.getElementById('search-result').textContent")
     m0, v0, t0 = model.search('operator new', 0, True)
     check(shown.startswith('%d matches' % m0), path + ': #search-result says %r' % shown)
     # threads
     nthreads = len(doc['threads'])
-    check(br.eval(s, "document.getElementById('thread-label').hidden") is (nthreads == 0),
+    check(br.evaluate("document.getElementById('thread-label').hidden") is (nthreads == 0),
           path + ': the thread filter is shown only with threads')
     for th in range(nthreads):
-        got = br.eval(s, 'lowalloc.setThread(%d); lowalloc.search("lookup")' % th)
+        got = br.evaluate('lowalloc.setThread(%d); lowalloc.search("lookup")' % th)
         matches, value, _ = model.search('lookup', 0, True, th)
         check(got['matches'] == matches and got['value'] == value,
               '%s: thread %d search: %s, expected %d, %d' % (path, th, got, matches, value))
-    br.eval(s, 'lowalloc.setThread(-1)')
+    br.evaluate('lowalloc.setThread(-1)')
     # callers and callees
     for fn in ('app::run', 'main', model.site_function(0)):
-        got = br.eval(s, 'lowalloc.select(%s)' % json.dumps(fn))
+        got = br.evaluate('lowalloc.select(%s)' % json.dumps(fn))
         want = model.callers(fn, True)
         check((got['callers'], got['callees']) == want,
               '%s: select(%r) = %s, expected %s' % (path, fn, got, want))
-        rows = br.eval(s, "document.querySelectorAll('#callers-table tbody tr').length")
+        rows = br.evaluate("document.querySelectorAll('#callers-table tbody tr').length")
         check(rows == want[0], '%s: %d caller rows for %r' % (path, rows, fn))
-        itself = br.eval(s, '''(() => { const r = [...document.querySelectorAll('#callees-table tbody tr')]
-            .find(tr => tr.dataset.fn === '(itself)'); return r ? r.cells[1].textContent : '0'; })()''')
+        itself = br.evaluate('''(() => {
+            const r = [...document.querySelectorAll('#callees-table tbody tr')]
+              .find(tr => tr.dataset.fn === '(itself)');
+            return r ? r.cells[1].textContent : '0'; })()''')
         want_self = model.self_allocations(fn)
         check(int(itself.replace(',', '')) == want_self,
               '%s: %r allocates %s itself, expected %d' % (path, fn, itself, want_self))
@@ -321,34 +232,39 @@ def page_checks(br, path, model, fold_default=True):
     fns = [model.site_function(i) for i in range(len(sites))]
     for col, key in (('bytes', 'bytes'), ('leaked', 'leaked_bytes'), ('temporary', 'temporary')):
         best = max(range(len(sites)), key=lambda i: (sites[i][key], -i))
-        got = br.eval(s, 'lowalloc.sortSites(%s, true)' % json.dumps(col))
-        check(got == fns[best], '%s: sortSites(%s) -> %r, expected %r' % (path, col, got, fns[best]))
-        first = br.eval(s, "document.querySelector('#sites-table tbody tr td').firstChild.textContent")
+        got = br.evaluate('lowalloc.sortSites(%s, true)' % json.dumps(col))
+        check(got == fns[best],
+              '%s: sortSites(%s) -> %r, expected %r' % (path, col, got, fns[best]))
+        first = br.evaluate("document.querySelector('#sites-table tbody tr td')"
+                            ".firstChild.textContent")
         check(first == got, path + ': the table shows the sorted first row')
     low = min(range(len(sites)), key=lambda i: (sites[i]['allocations'], i))
-    check(br.eval(s, "lowalloc.sortSites('allocations', false)") == fns[low],
+    check(br.evaluate("lowalloc.sortSites('allocations', false)") == fns[low],
           path + ': sortSites ascending')
     # a click on a site row shows its histogram
-    br.eval(s, "document.querySelector('#sites-table tbody tr').click()")
-    bars = br.eval(s, "document.querySelectorAll('#sizes-chart .bar').length")
-    check(bars == len(model.size_groups(sites[low]['sizes'])), path + ': the selected site\'s histogram')
+    br.evaluate("document.querySelector('#sites-table tbody tr').click()")
+    bars = br.evaluate("document.querySelectorAll('#sizes-chart .bar').length")
+    check(bars == len(model.size_groups(sites[low]['sizes'])),
+          path + ': the selected site\'s histogram')
     # the tooltip over the root bar, then a zoom by click
-    tip = br.eval(s, '''(() => { const c = document.getElementById('flame-canvas');
+    tip = br.evaluate('''(() => { const c = document.getElementById('flame-canvas');
         const r = c.getBoundingClientRect();
-        c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 50, clientY: r.top + 5, bubbles: true}));
+        c.dispatchEvent(new MouseEvent('mousemove',
+                                       {clientX: r.left + 50, clientY: r.top + 5, bubbles: true}));
         const t = document.getElementById('tooltip'); return t.hidden ? '' : t.textContent; })()''')
-    check(tip.startswith('all') and '% of total' in tip, path + ': the tooltip of the root: %r' % tip[:80])
-    errors = br.complaints()
+    check(tip.startswith('all') and '% of total' in tip,
+          path + ': the tooltip of the root: %r' % tip[:80])
+    errors = complaints(br, path)
     check(not errors, path + ': no console error, warning, exception or request: %s' % errors[:5])
-    return s
 
 
 def timing_checks(br, path, first_limit_ms, switch_limit_ms):
-    s = br.open('file://' + path)
-    br.eval(s, 'window.lowalloc.ready')
-    first = br.eval(s, "performance.getEntriesByName('lowalloc-first-picture')[0].startTime")
-    times = br.eval(s, '''(() => { const out = {}; const L = window.lowalloc;
-        const time = (k, f) => { const t = performance.now(); f(); out[k] = performance.now() - t; };
+    br.open_page('file://' + path)
+    br.evaluate('window.lowalloc.ready')
+    first = br.evaluate("performance.getEntriesByName('lowalloc-first-picture')[0].startTime")
+    times = br.evaluate('''(() => { const out = {}; const L = window.lowalloc;
+        const time = (k, f) => {
+          const t = performance.now(); f(); out[k] = performance.now() - t; };
         time('setMetric bytes', () => L.setMetric('bytes'));
         time('setFold false', () => L.setFold(false));
         time('setFold true', () => L.setFold(true));
@@ -359,66 +275,77 @@ def timing_checks(br, path, first_limit_ms, switch_limit_ms):
         time('setThread -1', () => L.setThread(-1));
         time('search clear', () => L.search(''));
         return out; })()''')
-    nodes = br.eval(s, 'lowalloc.data.tree.parent.length')
-    print('%s: %d nodes, %d bytes, first picture %.0f ms' % (path, nodes, os.path.getsize(path), first))
+    nodes = br.evaluate('lowalloc.data.tree.parent.length')
+    print('%s: %d nodes, %d bytes, first picture %.0f ms' % (path, nodes, os.path.getsize(path),
+                                                             first))
     for k, v in times.items():
         print('  %-20s %.1f ms' % (k, v))
     check(first <= first_limit_ms, 'first picture %.0f ms <= %d ms' % (first, first_limit_ms))
     for k, v in times.items():
         check(v < switch_limit_ms, '%s %.1f ms < %d ms' % (k, v, switch_limit_ms))
-    errors = br.complaints()
+    errors = complaints(br, path)
     check(not errors, path + ': no console error: %s' % errors[:5])
 
 
 def error_checks(br, path):
-    s = br.open('file://' + path)
-    br.eval(s, 'window.lowalloc.ready.then(() => "resolved", () => "rejected")')
-    err = br.eval(s, "(() => { const e = document.getElementById('error'); return e.hidden ? '' : e.textContent; })()")
+    br.open_page('file://' + path)
+    br.evaluate('window.lowalloc.ready.then(() => "resolved", () => "rejected")')
+    err = br.evaluate("(() => { const e = document.getElementById('error');"
+                      " return e.hidden ? '' : e.textContent; })()")
     check(err.startswith("lowalloc: the report's data cannot be decoded: ") and err.endswith('.'),
           path + ': #error shows %r' % err)
-    check(br.eval(s, "document.documentElement.dataset.ready || ''") == '', path + ': not ready')
-    errors = br.complaints()
+    check(br.evaluate("document.documentElement.dataset.ready || ''") == '', path + ': not ready')
+    errors = complaints(br, path)
     check(not errors, path + ': the bad page logs nothing: %s' % errors[:5])
 
 
 def empty_checks(br, path):
     """A trace without allocations: the page is ready, draws the root, and logs nothing."""
-    s = br.open('file://' + path)
-    check(br.eval(s, 'window.lowalloc.ready.then(() => document.documentElement.dataset.ready)') == '1',
+    br.open_page('file://' + path)
+    check(br.evaluate('window.lowalloc.ready.then(() => document.documentElement.dataset.ready)')
+          == '1',
           path + ': ready')
-    st = br.eval(s, 'lowalloc.stats()')
-    check(st['nodesDrawn'] == 1 and st['canvasPixelsNonBlank'], path + ': the root alone is drawn: %s' % st)
-    got = br.eval(s, "lowalloc.setMetric('bytes'); lowalloc.setFold(false); lowalloc.search('main')")
-    check(got == {'matches': 0, 'value': 0, 'share': 0}, path + ': an empty search result: %s' % got)
-    check(br.eval(s, "lowalloc.sortSites('bytes', true)") is None, path + ': no site to sort')
-    errors = br.complaints()
+    st = br.evaluate('lowalloc.stats()')
+    check(st['nodesDrawn'] == 1 and st['canvasPixelsNonBlank'],
+          path + ': the root alone is drawn: %s' % st)
+    got = br.evaluate("lowalloc.setMetric('bytes'); lowalloc.setFold(false);"
+                      " lowalloc.search('main')")
+    check(got == {'matches': 0, 'value': 0, 'share': 0},
+          path + ': an empty search result: %s' % got)
+    check(br.evaluate("lowalloc.sortSites('bytes', true)") is None, path + ': no site to sort')
+    errors = complaints(br, path)
     check(not errors, path + ': no console error: %s' % errors[:5])
 
 
 EMPTY = {'version': 1, 'title': 'lowalloc report: empty', 'command': 'true', 'summary_text': '',
-         'totals': {'allocations': 0, 'bytes': 0, 'frees': 0, 'temporary': 0, 'leaked_allocations': 0,
+         'totals': {'allocations': 0, 'bytes': 0, 'frees': 0, 'temporary': 0,
+                    'leaked_allocations': 0,
                     'leaked_bytes': 0, 'peak_bytes': 0, 'run_time_seconds': 0, 'threads': 1},
          'metrics': ['allocations', 'bytes', 'temporary', 'leaked', 'peak'], 'strings': ['', 'all'],
-         'frames': [[1, 0, 0, 0, 0]], 'tree': {'parent': [0], 'frame': [0], 'self': [0, 0, 0, 0, 0]},
+         'frames': [[1, 0, 0, 0, 0]],
+         'tree': {'parent': [0], 'frame': [0], 'self': [0, 0, 0, 0, 0]},
          'pruned': {'share': 0.0001, 'nodes': 0, 'self': [0, 0, 0, 0, 0]},
          'timeline': {'t': [], 'live': [], 'allocs_per_s': [], 'peak': {'t': 0, 'bytes': 0}},
          'sizes': [], 'sites': [], 'threads': [],
-         'process': {'pid': 1, 'fork_child': False, 'exec_child': False, 'exe': '/bin/true'}, 'notes': []}
+         'process': {'pid': 1, 'fork_child': False, 'exec_child': False, 'exe': '/bin/true'},
+         'notes': []}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--chromium', default=shutil.which('chromium') or shutil.which('chromium-browser'))
+    ap.add_argument('--chromium', help='the browser (default: $LOWALLOC_CHROMIUM, or chromium on'
+                    ' PATH)')
     ap.add_argument('--big', type=int, default=0, help='also time a page of this many tree nodes')
     ap.add_argument('--first-limit-ms', type=int, default=1500)
     ap.add_argument('--switch-limit-ms', type=int, default=100)
     ap.add_argument('--keep', help='write the pages here and keep them')
     a = ap.parse_args()
     static_checks()
-    if not a.chromium or not os.path.exists(a.chromium):
+    chromium = find_chromium(a.chromium)
+    if not chromium:
         print('chromium not found: the browser checks are skipped')
         return 1 if FAILURES else 77
-    work = a.keep or tempfile.mkdtemp(prefix='lowalloc-page-')
+    work = os.path.abspath(a.keep or tempfile.mkdtemp(prefix='lowalloc-page-'))
     os.makedirs(work, exist_ok=True)
     pages = {}
 
@@ -436,16 +363,28 @@ def main():
     for how in ('base64', 'gzip', 'truncated'):
         make('corrupt-%s.html' % how, single, corrupt=how)
     make('empty.html', EMPTY)
-    br = Browser(a.chromium, os.path.join(work, 'profile'))
+    br = Chromium(chromium, 1400, 1200)
+
+    def run(checks, path, *args):
+        """checks(br, path, ...); an expression that throws in the page fails this page only."""
+        try:
+            checks(br, path, *args)
+        except PageError as error:
+            check(False, '%s: evaluating in the page threw: %s' % (path, error))
+
     try:
-        page_checks(br, pages['threads.html'], Model(threaded))
-        page_checks(br, pages['single-plain.html'], Model(single))
+        run(page_checks, pages['threads.html'], Model(threaded))
+        run(page_checks, pages['single-plain.html'], Model(single))
         for how in ('base64', 'gzip', 'truncated'):
-            error_checks(br, pages['corrupt-%s.html' % how])
-        empty_checks(br, pages['empty.html'])
+            run(error_checks, pages['corrupt-%s.html' % how])
+        run(empty_checks, pages['empty.html'])
         if a.big:
             make('big.html', sample.generate(a.big, 4, 3))
-            timing_checks(br, pages['big.html'], a.first_limit_ms, a.switch_limit_ms)
+            run(timing_checks, pages['big.html'], a.first_limit_ms, a.switch_limit_ms)
+    except BrowserError as error:
+        print('page_test.py: %s\n--- browser output ---\n%s' % (error, br.browser_log()),
+              file=sys.stderr)
+        return 2
     finally:
         br.close()
         if not a.keep:
