@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "report/common.hpp"
 #include "report/report.hpp"
+#include "support/cli.hpp"
 #include "support/json.hpp"
 #include "support/trace_writer.hpp"
 
@@ -29,8 +30,11 @@ namespace {
 
 using lowalloc::analyze::analysis;
 using lowalloc::report::report_options;
+using lowalloc_test::cli_result;
+using lowalloc_test::gunzip;
 using lowalloc_test::json;
 using lowalloc_test::parse_json;
+using lowalloc_test::run_report;
 using lowalloc_test::trace_writer;
 
 // --- decoding the page --------------------------------------------------------------------------
@@ -55,25 +59,6 @@ std::string unbase64(const std::string& in) {
       out += static_cast<char>((bits >> count) & 0xff);
     }
   }
-  return out;
-}
-
-std::string gunzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 16 + 15), Z_OK);  // gzip only
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char buf[1 << 16];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  }
-  EXPECT_EQ(rc, Z_STREAM_END);
-  inflateEnd(&zs);
   return out;
 }
 
@@ -498,53 +483,13 @@ TEST(HtmlReport, PlainJsonForDebugging) {
             lowalloc::report::html_data_json(a, ro));
 }
 
-struct cli_result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-// report_main with `args`; `terminal`: its file descriptor 1 a pseudo-terminal meanwhile.
-cli_result report(std::vector<std::string> args, bool terminal = false) {
-  args.insert(args.begin(), "report");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  int saved = -1;
-  int master = -1;
-  if (terminal) {
-    master = ::posix_openpt(O_RDWR | O_NOCTTY);
-    EXPECT_GE(master, 0);
-    EXPECT_EQ(::grantpt(master), 0);
-    EXPECT_EQ(::unlockpt(master), 0);
-    const int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
-    EXPECT_GE(slave, 0);
-    saved = ::dup(STDOUT_FILENO);
-    ::dup2(slave, STDOUT_FILENO);
-    ::close(slave);
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int status = lowalloc::cli::report_main(static_cast<int>(args.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  if (terminal) {
-    ::dup2(saved, STDOUT_FILENO);
-    ::close(saved);
-    ::close(master);
-  }
-  return {status, out.str(), err.str()};
-}
-
 // `lowalloc report --format html` runs the objects, advice, timeline and threads analyses.
 TEST(HtmlReport, CommandLine) {
   const std::string path = ::testing::TempDir() + "/lowalloc_html_" + std::to_string(::getpid());
   trace_writer w;
   w.file() = known_trace();
   w.save(path);
-  const cli_result r = report({path, "--format", "html", "--no-symbols"});
+  const cli_result r = run_report({path, "--format", "html", "--no-symbols"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");  // not a terminal: no hint
   const json d = decoded(r.out);
@@ -553,13 +498,15 @@ TEST(HtmlReport, CommandLine) {
   EXPECT_EQ(d["timeline"]["peak"]["bytes"].n, d["totals"]["peak_bytes"].n);
   EXPECT_EQ(d["sites"].items.size(), 4u);
   // To a terminal: the page all the same, and a hint.
-  const cli_result t = report({path, "--format=html", "--no-symbols"}, true);
+  const lowalloc_test::pseudo_terminal pty;
+  ASSERT_TRUE(pty.ok());
+  const cli_result t = run_report({path, "--format=html", "--no-symbols"}, pty.fd());
   EXPECT_EQ(t.status, 0);
   EXPECT_EQ(t.out, r.out);
   EXPECT_EQ(t.err,
             "lowalloc report: the HTML report is a page: write it to a file: -o report.html\n");
   // --help lists the format.
-  EXPECT_NE(report({"--help"}).out.find("\n                       html  "), std::string::npos);
+  EXPECT_NE(run_report({"--help"}).out.find("\n                       html  "), std::string::npos);
   ::unlink(path.c_str());
 }
 

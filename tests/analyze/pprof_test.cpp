@@ -6,6 +6,7 @@
 #include "analyze/analysis.hpp"
 #include "cli/commands.hpp"
 #include "report/report.hpp"
+#include "support/cli.hpp"
 #include "support/trace_writer.hpp"
 
 #include <gtest/gtest.h>
@@ -33,29 +34,12 @@ using lowalloc::analyze::counters;
 using lowalloc::analyze::frame;
 using lowalloc::report::inuse_at;
 using lowalloc::report::report_options;
+using lowalloc_test::cli_result;
+using lowalloc_test::gunzip;
+using lowalloc_test::run_report;
 using lowalloc_test::trace_writer;
 
 // --- gzip and protobuf ---------------------------------------------------------------------------
-
-std::string gunzip(const std::string& in) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);  // gzip only, not a raw or zlib stream
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  char chunk[4096];
-  int status = Z_OK;
-  while (status == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(chunk);
-    z.avail_out = sizeof chunk;
-    status = inflate(&z, Z_NO_FLUSH);
-    out.append(chunk, sizeof chunk - z.avail_out);
-  }
-  EXPECT_EQ(status, Z_STREAM_END) << "not one complete gzip stream";
-  EXPECT_EQ(z.avail_in, 0u) << "bytes after the gzip stream";
-  inflateEnd(&z);
-  return out;
-}
 
 // A protobuf message: its fields in order, each a varint or length-delimited bytes (the only
 // wire types profile.proto's messages use).
@@ -485,34 +469,6 @@ TEST(Pprof, TheModulesBuildIdAndAddresses) {
 
 // --- the command line ----------------------------------------------------------------------------
 
-struct cli_result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-// report_main with standard output (file descriptor 1) on `stdout_fd` for isatty().
-cli_result report(std::vector<std::string> args, int stdout_fd) {
-  args.insert(args.begin(), "report");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::ostringstream out;
-  std::ostringstream err;
-  std::cout.flush();
-  const int saved = ::dup(1);
-  ::dup2(stdout_fd, 1);
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int status = lowalloc::cli::report_main(static_cast<int>(args.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  std::cout.clear();
-  ::dup2(saved, 1);
-  ::close(saved);
-  return {status, out.str(), err.str()};
-}
-
 std::string trace_file() {
   const std::string path =
       ::testing::TempDir() + "/lowalloc_pprof_" + std::to_string(::getpid()) + ".trace";
@@ -527,7 +483,7 @@ TEST(PprofCli, WrittenToAFileOrPipeWithInuse) {
   const int null_fd = ::open("/dev/null", O_WRONLY);
   ASSERT_GE(null_fd, 0);
   for (const char* inuse : {"end", "peak"}) {
-    const cli_result r = report({path, "--format", "pprof", "--inuse", inuse}, null_fd);
+    const cli_result r = run_report({path, "--format", "pprof", "--inuse", inuse}, null_fd);
     EXPECT_EQ(r.status, 0) << r.err;
     const profile p = parse(r.out);
     EXPECT_EQ(p.total(0), 5u);
@@ -535,10 +491,10 @@ TEST(PprofCli, WrittenToAFileOrPipeWithInuse) {
     EXPECT_EQ(p.total(2), std::string(inuse) == "end" ? 2u : 4u);
     EXPECT_EQ(p.total(3), std::string(inuse) == "end" ? 60u : 350u);
   }
-  const cli_result bad = report({path, "--format", "pprof", "--inuse", "start"}, null_fd);
+  const cli_result bad = run_report({path, "--format", "pprof", "--inuse", "start"}, null_fd);
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--inuse is end or peak, not 'start'"), std::string::npos) << bad.err;
-  const cli_result missing = report({path, "--inuse"}, null_fd);
+  const cli_result missing = run_report({path, "--inuse"}, null_fd);
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--inuse needs a value"), std::string::npos) << missing.err;
   ::close(null_fd);
@@ -546,31 +502,26 @@ TEST(PprofCli, WrittenToAFileOrPipeWithInuse) {
 }
 
 TEST(PprofCli, NotWrittenToATerminal) {
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
-    GTEST_SKIP() << "no pseudo-terminal";
-  const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
-  ASSERT_GE(terminal, 0);
-  ASSERT_EQ(::isatty(terminal), 1);
+  const lowalloc_test::pseudo_terminal pty;
+  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal";
+  const int terminal = pty.fd();
   const std::string path = trace_file();
-  const cli_result r = report({path, "--format", "pprof"}, terminal);
+  const cli_result r = run_report({path, "--format", "pprof"}, terminal);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("--format pprof is binary: not written to a terminal"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("-o FILE"), std::string::npos) << r.err;
   // The text formats are; and with -o the profile goes to its file, whatever standard output is.
-  EXPECT_EQ(report({path, "--format", "folded"}, terminal).status, 0);
+  EXPECT_EQ(run_report({path, "--format", "folded"}, terminal).status, 0);
   const std::string out_path = path + ".pb.gz";
-  const cli_result to_file = report({path, "--format", "pprof", "-o", out_path}, terminal);
+  const cli_result to_file = run_report({path, "--format", "pprof", "-o", out_path}, terminal);
   EXPECT_EQ(to_file.status, 0) << to_file.err;
   EXPECT_EQ(to_file.out, "");
   std::ifstream in(out_path, std::ios::binary);
   const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(parse(written).total(0), 5u);
   std::remove(out_path.c_str());
-  ::close(terminal);
-  ::close(master);
   std::remove(path.c_str());
 }
 

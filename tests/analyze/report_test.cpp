@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "report/advice.hpp"
 #include "report/common.hpp"
+#include "support/cli.hpp"
 #include "support/json.hpp"
 #include "support/trace_writer.hpp"
 
@@ -29,6 +30,8 @@ using lowalloc::analyze::frame_list;
 using lowalloc::analyze::site;
 using lowalloc::report::report_options;
 using lowalloc::report::sort_key;
+using lowalloc_test::cli_result;
+using lowalloc_test::run_report;
 using lowalloc_test::trace_writer;
 
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
@@ -692,28 +695,6 @@ TEST(Report, JsonFramesAreWrittenOnceAndSitesNumberThem) {
 // --- the command line
 // -----------------------------------------------------------------------------
 
-struct cli_result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-cli_result report(std::vector<std::string> args) {
-  args.insert(args.begin(), "report");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::ostringstream out;
-  std::ostringstream err;
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int status = lowalloc::cli::report_main(static_cast<int>(args.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  std::cout.clear();
-  return {status, out.str(), err.str()};
-}
-
 std::string temp_file(const std::string& name, const std::string& bytes) {
   const std::string path =
       ::testing::TempDir() + "/lowalloc_report_" + std::to_string(::getpid()) + "_" + name;
@@ -734,19 +715,19 @@ std::string good_trace(bool end = true) {
 
 TEST(Cli, FormatsAndOptions) {
   const std::string path = temp_file("good", good_trace());
-  cli_result r = report({path});
+  cli_result r = run_report({path});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "\nallocations                1,500"));
   EXPECT_TRUE(r.err.empty()) << r.err;
-  r = report({path, "--format", "json", "--no-symbols"});
+  r = run_report({path, "--format", "json", "--no-symbols"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(parse_json(r.out)["allocations"].n, 1500);
-  r = report({"--format=folded", "--sort=temporary", path, "--no-fold"});
+  r = run_report({"--format=folded", "--sort=temporary", path, "--no-fold"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "0x1000 1500\n");
-  r = report({path, "--top", "0"});
+  r = run_report({path, "--top", "0"});
   EXPECT_EQ(r.status, 0);
-  r = report({"--help"});
+  r = run_report({"--help"});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(contains(r.out, "usage: lowalloc report FILE"));
   ::unlink(path.c_str());
@@ -762,7 +743,7 @@ TEST(Cli, UsageErrors) {
                                              {"a", "--top", "x"},
                                              {"a", "--top"},
                                              {"a", "--bogus"}}) {
-    const cli_result r = report(args);
+    const cli_result r = run_report(args);
     EXPECT_EQ(r.status, 2) << (args.empty() ? "" : args.back());
     EXPECT_TRUE(contains(r.err, "lowalloc report: "));
     EXPECT_TRUE(contains(r.err, "usage: lowalloc report"));
@@ -771,12 +752,12 @@ TEST(Cli, UsageErrors) {
 }
 
 TEST(Cli, UnreadableAndDamagedFiles) {
-  cli_result r = report({"/nonexistent/x.trace"});
+  cli_result r = run_report({"/nonexistent/x.trace"});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.err, "lowalloc report: /nonexistent/x.trace: cannot open"));
 
   const std::string junk = temp_file("junk", "hello, world");
-  r = report({junk});
+  r = run_report({junk});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.err, junk + ": not a lowalloc trace file"));
   EXPECT_TRUE(r.out.empty());
@@ -788,7 +769,7 @@ TEST(Cli, UnreadableAndDamagedFiles) {
   w.block(1, 9000).raw("\x7f").end_block();
   bytes += w.file().substr(16);
   const std::string damaged = temp_file("damaged", bytes);
-  r = report({damaged});
+  r = run_report({damaged});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.out, "1,500"));
   EXPECT_TRUE(contains(r.err, "unknown record tag 0x7f"));
@@ -796,7 +777,7 @@ TEST(Cli, UnreadableAndDamagedFiles) {
 
   // No END, otherwise intact: not an error.
   const std::string killed = temp_file("killed", good_trace(false));
-  r = report({killed});
+  r = run_report({killed});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(contains(r.out, "the process did not finish (killed or crashed)"));
   for (const std::string& p : {junk, damaged, killed}) ::unlink(p.c_str());
