@@ -87,6 +87,35 @@ struct time_event {
   std::uint64_t ns = 0;  // CLOCK_MONOTONIC at `ticks`
 };
 
+/// The rate of a trace's clock, from its TIME records: the pairs (ticks, ns) with the lowest and
+/// the highest ticks seen so far. TIME records reach the sinks as their stream is decoded, not in
+/// time order, so the pair kept is the extreme by ticks, not the first and the last seen. Ticks
+/// are truncated: each pair is off by less than a tick, and the rate the closer the wider the
+/// span.
+struct tick_rate {
+  bool have = false;
+  std::uint64_t lo_ticks = 0, lo_ns = 0, hi_ticks = 0, hi_ns = 0;
+
+  void add(std::uint64_t ticks, std::uint64_t ns) noexcept {
+    if (!have || ticks < lo_ticks) {
+      lo_ticks = ticks;
+      lo_ns = ns;
+    }
+    if (!have || ticks > hi_ticks) {
+      hi_ticks = ticks;
+      hi_ns = ns;
+    }
+    have = true;
+  }
+  /// The ticks between the two pairs.
+  std::uint64_t span() const noexcept { return have ? hi_ticks - lo_ticks : 0; }
+  /// Nanoseconds per tick; 0 while two pairs apart in ticks and in time are not known.
+  double ns_per_tick() const noexcept {
+    if (!have || hi_ticks <= lo_ticks || hi_ns <= lo_ns) return 0;
+    return static_cast<double>(hi_ns - lo_ns) / static_cast<double>(hi_ticks - lo_ticks);
+  }
+};
+
 struct module_event {
   std::uint32_t thread = 0;
   std::uint64_t tick = 0;

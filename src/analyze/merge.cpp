@@ -232,8 +232,7 @@ struct event_merge::state {
 
   std::uint64_t first_tick_ = ~std::uint64_t{0};
   std::uint64_t last_tick_ = 0;
-  bool have_pair_ = false;
-  std::uint64_t pair_lo_ticks_ = 0, pair_lo_ns_ = 0, pair_hi_ticks_ = 0, pair_hi_ns_ = 0;
+  tick_rate rate_;  // the TIME records' pairs of the lowest and highest ticks
   std::uint64_t min_ns_ = 0, max_ns_ = 0;  // CLOCK_MONOTONIC of the first and last TIME records
 };
 
@@ -369,17 +368,9 @@ struct decode_visitor {
   void operator()(const fmt::time_record& r) {
     s.clock = r.ticks;
     m.note_time(r.ticks);
-    if (!m.have_pair_ || r.ticks < m.pair_lo_ticks_) {
-      m.pair_lo_ticks_ = r.ticks;
-      m.pair_lo_ns_ = r.ns;
-    }
-    if (!m.have_pair_ || r.ticks > m.pair_hi_ticks_) {
-      m.pair_hi_ticks_ = r.ticks;
-      m.pair_hi_ns_ = r.ns;
-    }
-    if (!m.have_pair_ || r.ns < m.min_ns_) m.min_ns_ = r.ns;
-    if (!m.have_pair_ || r.ns > m.max_ns_) m.max_ns_ = r.ns;
-    m.have_pair_ = true;
+    if (!m.rate_.have || r.ns < m.min_ns_) m.min_ns_ = r.ns;
+    if (!m.rate_.have || r.ns > m.max_ns_) m.max_ns_ = r.ns;
+    m.rate_.add(r.ticks, r.ns);
     const time_event e{s.index, r.ticks, r.ns};
     for (event_sink* sink : m.sinks_) sink->on_time(e);
   }
@@ -986,12 +977,9 @@ double event_merge::state::run_time_seconds() const noexcept {
   // when tracing starts, the recorder writes one more at the end) when that is longer: ticks are
   // coarse (65-130 us), so a short program's events may all share one tick.
   double seconds = 0;
-  if (first_tick_ <= last_tick_ && pair_hi_ticks_ > pair_lo_ticks_ && pair_hi_ns_ > pair_lo_ns_) {
-    const double ns_per_tick = static_cast<double>(pair_hi_ns_ - pair_lo_ns_) /
-                               static_cast<double>(pair_hi_ticks_ - pair_lo_ticks_);
-    seconds = static_cast<double>(last_tick_ - first_tick_) * ns_per_tick / 1e9;
-  }
-  if (have_pair_) seconds = std::max(seconds, static_cast<double>(max_ns_ - min_ns_) / 1e9);
+  if (first_tick_ <= last_tick_ && rate_.ns_per_tick() != 0)
+    seconds = static_cast<double>(last_tick_ - first_tick_) * rate_.ns_per_tick() / 1e9;
+  if (rate_.have) seconds = std::max(seconds, static_cast<double>(max_ns_ - min_ns_) / 1e9);
   return seconds;
 }
 

@@ -148,21 +148,10 @@ std::uint32_t object_tracker::new_object() {
 }
 
 void object_tracker::on_time(const time_event& e) {
-  if (!have_time_ || e.ticks < lo_ticks_) {
-    lo_ticks_ = e.ticks;
-    lo_ns_ = e.ns;
-  }
-  if (!have_time_ || e.ticks > hi_ticks_) {
-    hi_ticks_ = e.ticks;
-    hi_ns_ = e.ns;
-  }
-  have_time_ = true;
-  // The first and the latest pair (by ticks: TIME records reach the sinks as their stream is
-  // decoded, not in time order) fix the rate; ticks are truncated, so each pair is off by less
-  // than a tick, and a span of rate_span ticks puts the rate within 0.1 %.
-  if (hi_ticks_ - lo_ticks_ >= rate_span && hi_ns_ > lo_ns_) {
-    ns_per_tick_ =
-        static_cast<double>(hi_ns_ - lo_ns_) / static_cast<double>(hi_ticks_ - lo_ticks_);
+  rate_.add(e.ticks, e.ns);
+  // A span of rate_span ticks puts the rate within 0.1 %.
+  if (rate_.span() >= rate_span && rate_.ns_per_tick() != 0) {
+    ns_per_tick_ = rate_.ns_per_tick();
     if (!pending_.empty()) count_pending();
   }
 }
@@ -307,10 +296,7 @@ void object_tracker::count_runs(std::uint32_t stack) {
 void object_tracker::finish() {
   // The lifetimes still waiting for the rate take the whole trace's, or the fallback.
   if (ns_per_tick_ == 0)
-    ns_per_tick_ =
-        have_time_ && hi_ticks_ > lo_ticks_ && hi_ns_ > lo_ns_
-            ? static_cast<double>(hi_ns_ - lo_ns_) / static_cast<double>(hi_ticks_ - lo_ticks_)
-            : fallback_ns_per_tick;
+    ns_per_tick_ = rate_.ns_per_tick() != 0 ? rate_.ns_per_tick() : fallback_ns_per_tick;
   count_pending();
   // Every stack's count at the last peak, before the objects alive at the end are counted.
   for (std::uint32_t s = 0; s < now_.size(); ++s) touch(s);

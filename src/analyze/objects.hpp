@@ -204,8 +204,7 @@ class object_tracker final : public event_sink {
 
   // The clock's rate, from the TIME records of the lowest and the highest ticks seen so far (as
   // the run time); 0 until they span rate_span ticks. Durations that end before wait in pending_.
-  bool have_time_ = false;
-  std::uint64_t lo_ticks_ = 0, lo_ns_ = 0, hi_ticks_ = 0, hi_ns_ = 0;
+  tick_rate rate_;
   double ns_per_tick_ = 0;
   std::vector<pending_duration> pending_;
 };

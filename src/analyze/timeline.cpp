@@ -11,17 +11,7 @@ timeline::timeline(std::size_t max_intervals)
 
 void timeline::on_begin() { *this = timeline(max_intervals_); }
 
-void timeline::on_time(const time_event& e) {
-  if (!have_pair_ || e.ticks < lo_ticks_) {
-    lo_ticks_ = e.ticks;
-    lo_ns_ = e.ns;
-  }
-  if (!have_pair_ || e.ticks > hi_ticks_) {
-    hi_ticks_ = e.ticks;
-    hi_ns_ = e.ns;
-  }
-  have_pair_ = true;
-}
+void timeline::on_time(const time_event& e) { rate_.add(e.ticks, e.ns); }
 
 timeline::interval& timeline::at(std::uint64_t tick) {
   if (!started_) {
@@ -78,9 +68,8 @@ void timeline::on_free(const free_event& e) {
 void timeline::on_forgotten(const forgotten_event& e) { at(e.tick).live_end = live_ -= e.size; }
 
 double timeline::ns_per_tick() const noexcept {
-  if (have_pair_ && hi_ticks_ > lo_ticks_ && hi_ns_ > lo_ns_)
-    return static_cast<double>(hi_ns_ - lo_ns_) / static_cast<double>(hi_ticks_ - lo_ticks_);
-  return 1;
+  const double rate = rate_.ns_per_tick();
+  return rate != 0 ? rate : 1;
 }
 
 double timeline::seconds_since_start(std::uint64_t tick) const noexcept {

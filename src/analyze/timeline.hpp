@@ -61,9 +61,7 @@ class timeline final : public event_sink {
   std::uint64_t live_ = 0;
   std::uint64_t peak_bytes_ = 0;
   std::uint64_t peak_tick_ = 0;
-  // The TIME records with the lowest and the highest ticks: the rate of the clock.
-  bool have_pair_ = false;
-  std::uint64_t lo_ticks_ = 0, lo_ns_ = 0, hi_ticks_ = 0, hi_ns_ = 0;
+  tick_rate rate_;  // the clock's, from the TIME records
 };
 
 }  // namespace lowalloc::analyze
