@@ -17,8 +17,8 @@ const std::vector<format>& formats() {
       {"pprof", "gzip-compressed profile.proto for go tool pprof (binary: use -o)", all,
        write_pprof, true},
       {"speedscope", "JSON for speedscope, a profile per metric", all, write_speedscope},
-      {"html", "a self-contained page with a flame graph, charts and the top sites (-o FILE)", all,
-       write_html, false, needs_objects | needs_timeline | needs_threads},
+      {"html", "one offline page: flame graph, charts, sites (-o FILE)", all, write_html, false,
+       needs_objects | needs_timeline | needs_threads},
   };
   return table;
 }
