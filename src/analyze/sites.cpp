@@ -425,18 +425,28 @@ void name_operations(analysis& a) {
   constexpr std::uint32_t none = ~std::uint32_t{0};
   std::vector<site_operation> first_of(a.sites.size(), site_operation{none, 0});
   std::unordered_map<std::uint32_t, std::vector<site_operation>> others;
+  // The operation depends on those frames only, and stacks of one allocating call made from
+  // many places share them: classified once per distinct run of frame ids.
+  std::unordered_map<std::string, std::uint32_t> op_of_frames;
+  std::string frames_key;
   for (const stack& st : a.stacks) {
     if (st.totals.allocations == 0) continue;
     const std::size_t n =
         std::min<std::size_t>(std::size_t{st.allocator_frames} + 1, st.frame_count);
-    operation op = classifier.classify(a.frames->ids.data() + st.first_frame, n);
-    std::uint32_t id = 0;
-    if (!(op.kind == "other" && op.container.empty() && op.member.empty())) {
-      const auto [it, added] = index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
-                                                 static_cast<std::uint32_t>(a.operations.size()));
-      if (added) a.operations.push_back(std::move(op));
-      id = it->second;
+    const std::uint32_t* ids = a.frames->ids.data() + st.first_frame;
+    frames_key.assign(reinterpret_cast<const char*>(ids), n * sizeof *ids);
+    const auto [known, first_time] = op_of_frames.try_emplace(frames_key, 0);
+    if (first_time) {
+      operation op = classifier.classify(ids, n);
+      if (!(op.kind == "other" && op.container.empty() && op.member.empty())) {
+        const auto [it, added] =
+            index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
+                              static_cast<std::uint32_t>(a.operations.size()));
+        if (added) a.operations.push_back(std::move(op));
+        known->second = it->second;
+      }
     }
+    const std::uint32_t id = known->second;
     site_operation& f = first_of[st.site];
     if (f.op == none || f.op == id) {
       f.op = id;
