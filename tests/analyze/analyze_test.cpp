@@ -481,6 +481,47 @@ TEST(Analyze, ANodeWithManyChildrenFindsEachOfThemAgain) {
   }
 }
 
+// Stacks share their outer frames as nodes of one call tree, and a stack through a node whose
+// frames an earlier stack wrote copies them from there (sites.cpp): each still lists exactly its
+// own frames, whether it ends at a node of another stack, joins one halfway, shares nothing, or
+// comes after a stack that was defined and never used.
+TEST(Analyze, StacksThatShareOuterFramesKeepEachTheirOwnFrames) {
+  const std::vector<std::vector<std::uint64_t>> stacks = {
+      {0x10, 0x20, 0x30, 0x40, 0x50},  // the deepest, written first
+      {0x11, 0x30, 0x40, 0x50},        // joins it at 0x30
+      {0x30, 0x40, 0x50},              // one of its nodes
+      {0x12, 0x13, 0x20, 0x30, 0x40, 0x50},
+      {0x60, 0x70},  // nothing shared
+      {0x14, 0x13, 0x20, 0x30, 0x40, 0x50},
+      {0x15, 0x70},
+      {0x50},
+  };
+  trace_writer w;
+  w.block(1, 0);
+  w.stack(100, {0x99, 0x20, 0x30, 0x40, 0x50});  // defined, never used
+  for (std::size_t i = 0; i < stacks.size(); ++i) w.stack(i + 1, stacks[i]);
+  std::uint64_t t = 1;
+  std::uint64_t address = 0x100000;
+  // Stack i allocates i + 1 times: its site is told apart by its count.
+  for (std::size_t i = 0; i < stacks.size(); ++i)
+    for (std::size_t k = 0; k <= i; ++k) w.alloc(t++, 8, address += 0x100, i + 1);
+  w.end_block();
+  const analysis a = run(w);
+  ASSERT_EQ(a.sites.size(), stacks.size());
+  for (const site& s : a.sites) {
+    const std::size_t i = s.totals.allocations - 1;
+    ASSERT_LT(i, stacks.size());
+    std::vector<std::uint64_t> shown;
+    for (const lowalloc::analyze::frame& f : s.stack) shown.push_back(f.address);
+    EXPECT_EQ(shown, stacks[i]) << i;
+    for (const std::uint32_t st : a.site_stacks(static_cast<std::size_t>(&s - a.sites.data()))) {
+      std::vector<std::uint64_t> frames;
+      for (const lowalloc::analyze::frame& f : a.stack_frames(st)) frames.push_back(f.address);
+      EXPECT_EQ(frames, stacks[i]) << i;
+    }
+  }
+}
+
 TEST(Analyze, StackIdZeroIsNoStack) {
   trace_writer w;
   w.block(1, 0).alloc(1, 8, 0x5000, 0).end_block();
