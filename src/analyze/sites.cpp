@@ -360,7 +360,7 @@ void build_sites(analysis& a, bool fold) {
   a.sites.clear();
   a.folded = fold;
   if (a.frames == nullptr) return;
-  // The sites made once, at their number (the grouping's hash table is gone by then).
+  // The stacks grouped (the grouping's hash table is gone once it returns).
   const std::vector<numbered_site> shown = number_sites(a, fold);
   // Sorted by allocations, then bytes, descending, ties in the order first seen: the keys are
   // added up and sorted on their own first, and each site is then made at its place, so that
