@@ -4,7 +4,7 @@
 #            pkg-config, zstd, zlib and elfutils' libdw headers)
 #   test     `make test`: GoogleTest, Google Benchmark (the release preset builds the
 #            benchmarks), libunwind and heaptrack (the tracer's peers), clang 14 and libc++ (the
-#            libc++ test programs; libc++'s headers are unpacked), gdb and python3 (the
+#            libc++ test programs; libc++'s headers are unpacked), gdb, lldb and python3 (the
 #            debugger tests, the tables of `make bench`), groff (the man page test), dpkg-dev
 #            and file (the .deb test), chromium (the HTML report is tested in a headless
 #            browser), golang-go (`go tool pprof` reads the pprof export) and python3-jsonschema
@@ -30,7 +30,8 @@ what=${1:-demo}
 demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev)
 # clang and libc++ build the test programs of `lowalloc advise` against libc++ as well.
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack
-               clang-14 libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file
+               clang-14 libc++1-14 libc++abi1-14 gdb lldb-14 python3-lldb-14 python3 groff-base
+               dpkg-dev file
                chromium golang-go python3-jsonschema)
 # mimalloc and jemalloc are peers in the memory-resource benchmarks (loaded with dlopen, never
 # linked); Boost, Abseil and LLVM in the container benchmarks.

@@ -74,7 +74,8 @@ done
 run test || fail "test: exit status $? ($(cat "$work/out"))"
 pkgs=$(installed)
 for p in $demo_list libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack clang-14 \
-  libc++1-14 libc++abi1-14 gdb python3 groff-base dpkg-dev file chromium golang-go python3-jsonschema; do
+  libc++1-14 libc++abi1-14 gdb lldb-14 python3-lldb-14 python3 groff-base dpkg-dev file chromium \
+  golang-go python3-jsonschema; do
   has "$pkgs" "$p" || fail "test does not install $p"
 done
 for p in libboost-dev libabsl-dev llvm-14-dev libmimalloc-dev libjemalloc-dev; do
