@@ -5,7 +5,7 @@
 # runtime libraries either way (no -dev package).
 #
 # Depends comes from dpkg-shlibdeps (package dpkg-dev) on the installed binaries: libc6,
-# libstdc++6, libgcc-s1, libdw1, libelf1, libzstd1. Without dpkg-shlibdeps (or file) the list
+# libstdc++6, libgcc-s1, libdw1, libelf1, libzstd1, libdeflate0. Without dpkg-shlibdeps (or file) the list
 # is written out here. CPack adds a postinst and a postrm that run ldconfig (it sees a shared
 # object under /usr/lib); harmless, ldconfig does not look in /usr/lib/lowalloc.
 set(CPACK_GENERATOR DEB)
@@ -25,6 +25,6 @@ find_program(LOWALLOC_FILE_COMMAND file)  # CPack finds the binaries with file(1
 if(LOWALLOC_DPKG_SHLIBDEPS AND LOWALLOC_FILE_COMMAND)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, libdw1, libzstd1")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, libdw1, libzstd1, libdeflate0")
 endif()
 include(CPack)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages lowalloc needs, by level; each level adds to the one before:
 #   demo     the tool and the examples: `make demo`, `make package` (compiler, CMake, Ninja,
-#            pkg-config, zstd, zlib and elfutils' libdw headers)
+#            pkg-config, zstd, zlib, libdeflate and elfutils' libdw headers)
 #   test     `make test`: GoogleTest, Google Benchmark (the release preset builds the
 #            benchmarks), libunwind and heaptrack (the tracer's peers), clang 14 and libc++ (the
 #            libc++ test programs; libc++'s headers are unpacked), gdb, lldb and python3 (the
@@ -27,7 +27,8 @@ fi
 what=${1:-demo}
 [ "$what" = build ] && what=demo # the name of the first level before it was split
 
-demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev)
+demo_packages=(g++ make cmake ninja-build pkg-config libzstd-dev zlib1g-dev libdeflate-dev libdw-dev
+               libelf-dev)
 # clang and libc++ build the test programs of `lowalloc advise` against libc++ as well.
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev libunwind-dev heaptrack
                clang-14 libc++1-14 libc++abi1-14 gdb lldb-14 python3-lldb-14 python3 groff-base

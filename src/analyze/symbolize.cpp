@@ -3,6 +3,7 @@
 // ELF symbol names come from a symbol_index per module (symbol_index.hpp).
 #include "analyze/symbolize.hpp"
 
+#include "analyze/debug_file.hpp"
 #include "analyze/symbol_index.hpp"
 
 #include <cxxabi.h>
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <set>
@@ -60,6 +62,20 @@ std::string hex_bytes(std::string_view bytes) {
   return out;
 }
 
+// Where a debug directory keeps the debug file of the object with build id `id`:
+// DIR/.build-id/xx/rest.debug (`suffix` ".debug"), or its copy of the object itself (suffix "").
+std::string build_id_path(const std::string& dir, const std::string& id,
+                          const char* suffix = ".debug") {
+  const std::string hex = hex_bytes(id);
+  std::string path = dir;
+  path += "/.build-id/";
+  path += hex.substr(0, 2);
+  path += '/';
+  path += hex.substr(2);
+  path += suffix;
+  return path;
+}
+
 std::string base_name(const std::string& path) {
   const std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -67,10 +83,8 @@ std::string base_name(const std::string& path) {
 
 // The GNU build id of the ELF file at `path` into `id` (empty if it has none); false if the file
 // cannot be opened or is not ELF.
-bool file_build_id(const std::string& path, std::string& id) {
+bool fd_build_id(int fd, std::string& id) {
   id.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   const bool ok = elf != nullptr && elf_kind(elf) == ELF_K_ELF;
@@ -80,8 +94,49 @@ bool file_build_id(const std::string& path, std::string& id) {
     if (n > 0) id.assign(static_cast<const char*>(bits), static_cast<std::size_t>(n));
   }
   elf_end(elf);
+  return ok;
+}
+
+bool file_build_id(const std::string& path, std::string& id) {
+  id.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = fd_build_id(fd, id);
   ::close(fd);
   return ok;
+}
+
+// The debug file of a module, as libdwfl's own search finds it, but with its compressed sections
+// inflated first (debug_file.hpp): libdw would otherwise inflate them all with zlib as it opens
+// the file, 40 ms for libc's. Only the first place libdwfl looks is taken over: the file named
+// by the module's build id in the --debug-path directories and /usr/lib/debug (`*userdata`: the
+// directories), checked as libdwfl checks it (the same build id). A file found there with nothing
+// to inflate, and every other way (.gnu_debuglink, debuginfod), is libdwfl's search. (libdwfl's
+// search cannot simply be called first: when it checks the build id of the file it found, it
+// keeps the file it opened for that, and ignores the descriptor its callback returns.)
+int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
+                   const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                   char** debuginfo_file_name) {
+  const auto* dirs = static_cast<const std::vector<std::string>*>(*userdata);
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int length = dwfl_module_build_id(mod, &bits, &vaddr);
+  if (dirs != nullptr && length > 0) {
+    const std::string id(reinterpret_cast<const char*>(bits), static_cast<std::size_t>(length));
+    for (const std::string& dir : *dirs) {
+      const std::string path = build_id_path(dir, id);
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      std::string found;
+      const int inflated = fd_build_id(fd, found) && found == id ? inflate_debug_file(fd) : -1;
+      ::close(fd);
+      if (inflated < 0) break;
+      *debuginfo_file_name = ::strdup(path.c_str());
+      return inflated;
+    }
+  }
+  return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                      debuglink_crc, debuginfo_file_name);
 }
 
 // A modification time as UTC, to the nanosecond: "2026-11-26 06:58:01.123456789".
@@ -229,6 +284,8 @@ std::vector<Dwarf_Die> scopes_below(Dwarf_Die subprogram, Dwarf_Addr pc) {
 
 struct symbolizer::impl {
   explicit impl(std::vector<std::string> dirs) : debug_paths(std::move(dirs)) {
+    build_id_dirs = debug_paths;
+    build_id_dirs.emplace_back("/usr/lib/debug");
     for (const std::string& dir : debug_paths) {
       debuginfo_path += dir;
       debuginfo_path += ':';
@@ -236,12 +293,13 @@ struct symbolizer::impl {
     debuginfo_path += system_debuginfo_path;
     debuginfo_path_c = debuginfo_path.data();
     callbacks.find_elf = nullptr;  // modules are reported with their file name
-    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.find_debuginfo = find_debuginfo;
     callbacks.section_address = dwfl_offline_section_address;
     callbacks.debuginfo_path = &debuginfo_path_c;
   }
 
   std::vector<std::string> debug_paths;
+  std::vector<std::string> build_id_dirs;  // debug_paths, then the system's
   std::string debuginfo_path;
   char* debuginfo_path_c = nullptr;
   Dwfl_Callbacks callbacks{};
@@ -264,17 +322,9 @@ struct symbolizer::impl {
       if (compare_file(m, candidate, true, why) == file_state::same) return candidate;
     }
     if (m.build_id.empty()) return {};
-    const std::string hex = hex_bytes(m.build_id);
-    std::vector<std::string> dirs = debug_paths;
-    dirs.emplace_back("/usr/lib/debug");
-    for (const std::string& dir : dirs) {
+    for (const std::string& dir : build_id_dirs) {
       for (const char* suffix : {".debug", ""}) {
-        std::string candidate = dir;
-        candidate += "/.build-id/";
-        candidate += hex.substr(0, 2);
-        candidate += '/';
-        candidate += hex.substr(2);
-        candidate += suffix;
+        const std::string candidate = build_id_path(dir, m.build_id, suffix);
         std::string id;
         if (file_build_id(candidate, id) && id == m.build_id) return candidate;
       }
@@ -427,6 +477,10 @@ struct symbolizer::impl {
           Dwfl_Module* mod =
               dwfl_report_elf(s.dwfl.get(), m.path.c_str(), file.c_str(), -1, m.bias, true);
           dwfl_report_end(s.dwfl.get(), nullptr, nullptr);
+          void** userdata = nullptr;
+          if (mod != nullptr)
+            dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+          if (userdata != nullptr) *userdata = &build_id_dirs;  // for find_debuginfo
           if (mod == nullptr) {
             s.dwfl.reset();
           } else if (Dwarf_Addr bias = 0;

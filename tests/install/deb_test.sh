@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian package: cpack builds it from this build; its Depends names the runtime libraries
-# (libdw1, libzstd1) and no -dev package; dpkg installs it into a scratch root (not the machine),
+# (libdw1, libzstd1, libdeflate0) and no -dev package; dpkg installs it into a scratch root (not the machine),
 # DIR/usr/bin/lowalloc traces malloc_loop with the exact count, and dpkg removes it without
 # leaving a file behind. Usage: deb_test.sh CPACK BUILD_DIR WORK_DIR PROGRAM_DIR
 set -u
@@ -35,7 +35,7 @@ echo "package: $deb"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 case $depends in *-dev*) fail "Depends names a -dev package: $depends" ;; esac
-for p in libdw1 libzstd1 libc6 libstdc++6; do
+for p in libdw1 libzstd1 libdeflate0 libc6 libstdc++6; do
   printf '%s\n' "$depends" | tr ',|' '\n\n' | sed -E 's/^ +//; s/ .*//' | grep -qxF "$p" ||
     fail "Depends does not name $p"
 done

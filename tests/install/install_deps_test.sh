@@ -58,7 +58,7 @@ installed() {
 }
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 
-demo_list="cmake g++ libdw-dev libelf-dev libzstd-dev make ninja-build pkg-config zlib1g-dev "
+demo_list="cmake g++ libdeflate-dev libdw-dev libelf-dev libzstd-dev make ninja-build pkg-config zlib1g-dev "
 for level in demo build; do
   run "$level" || fail "$level: exit status $? ($(cat "$work/out"))"
   [ "$(installed)" = "$demo_list" ] || fail "$level installs '$(installed)', expected '$demo_list'"

@@ -6,12 +6,15 @@
 // - a trace read while its program runs says so, not "killed or crashed";
 // - a file cut short within its header is a truncated trace, not a foreign file.
 #include "analyze/analysis.hpp"
+#include "analyze/debug_file.hpp"
 
 #include "command.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -21,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -239,6 +243,197 @@ TEST_F(modules_test, a_stripped_binary_says_it_has_no_lines_and_its_debug_file_g
   EXPECT_EQ(lines.status, 0) << lines.err;
   EXPECT_TRUE(shows_alloc_line(lines.out)) << lines.out;
   EXPECT_FALSE(contains(lines.err, no_lines)) << lines.err;
+}
+
+// The sections of the ELF file open as `fd`, by name: their type, flags and bytes (empty for
+// SHT_NOBITS).
+struct elf_section {
+  std::uint32_t type = 0;
+  std::uint64_t flags = 0;
+  std::string bytes;
+};
+std::map<std::string, elf_section> elf_sections(int fd) {
+  std::map<std::string, elf_section> out;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  EXPECT_NE(elf, nullptr) << elf_errmsg(-1);
+  if (elf == nullptr) return out;
+  std::size_t names = 0;
+  EXPECT_EQ(elf_getshdrstrndx(elf, &names), 0);
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    elf_section& s = out[elf_strptr(elf, names, shdr.sh_name)];
+    s.type = shdr.sh_type;
+    s.flags = shdr.sh_flags;
+    if (shdr.sh_type == SHT_NOBITS) continue;
+    if (Elf_Data* d = elf_rawdata(scn, nullptr); d != nullptr && d->d_size != 0)
+      s.bytes.assign(static_cast<const char*>(d->d_buf), d->d_size);
+  }
+  elf_end(elf);
+  return out;
+}
+
+// The section header of section `name` of the ELF file at `path` (all zero if there is none).
+GElf_Shdr section_header(const fs::path& path, const std::string& name) {
+  GElf_Shdr found{};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return found;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  std::size_t names = 0;
+  if (elf != nullptr && elf_getshdrstrndx(elf, &names) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) != nullptr && name == elf_strptr(elf, names, shdr.sh_name))
+        found = shdr;
+    }
+  }
+  elf_end(elf);
+  ::close(fd);
+  return found;
+}
+
+// `path` with bytes of the compressed stream of section `name` flipped halfway through it.
+void damage_compressed_section(const fs::path& path, const std::string& name) {
+  const GElf_Shdr shdr = section_header(path, name);
+  ASSERT_NE(shdr.sh_flags & SHF_COMPRESSED, 0u) << name;
+  std::string bytes = read_text(path.string());
+  for (std::size_t k = 0; k < 16; ++k)
+    bytes[shdr.sh_offset + sizeof(Elf64_Chdr) + shdr.sh_size / 2 + k] ^= 0x5A;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Whether inflate_debug_file(fd of `path`) gives a copy; closes both.
+bool inflates(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int copy = lowalloc::analyze::detail::inflate_debug_file(fd);
+  if (copy >= 0) ::close(copy);
+  if (fd >= 0) ::close(fd);
+  return copy >= 0;
+}
+
+// A debug file whose DWARF is compressed (as Debian's -dbg and -dbgsym packages ship theirs) is
+// inflated into a copy in memory before libdw reads it: the copy has every section of the file
+// that `objcopy --decompress-debug-sections` makes, byte for byte, and none compressed; a file
+// with nothing to inflate, or one that is not ELF, gives -1; a compressed section that does not
+// inflate gives -1 and leaves the descriptor as it was.
+TEST_F(modules_test, a_compressed_debug_file_is_inflated_section_by_section) {
+  const fs::path compressed = dir_ / "compressed.debug";
+  const fs::path inflated = dir_ / "inflated.debug";
+  ASSERT_EQ(
+      run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", "--compress-debug-sections=zlib",
+                   program("module_program"), compressed.string()},
+                  dir_)
+          .status,
+      0);
+  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--decompress-debug-sections", compressed.string(),
+                         inflated.string()},
+                        dir_)
+                .status,
+            0);
+  const int fd = ::open(compressed.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const auto original = elf_sections(fd);
+  std::size_t were_compressed = 0;
+  for (const auto& [name, s] : original) were_compressed += (s.flags & SHF_COMPRESSED) != 0;
+  EXPECT_GE(were_compressed, 3u);  // .debug_info, .debug_abbrev, .debug_line at least
+  const int copy = lowalloc::analyze::detail::inflate_debug_file(fd);
+  ASSERT_GE(copy, 0);
+  EXPECT_NE(copy, fd);
+  EXPECT_NE(::fcntl(copy, F_GETFD) & FD_CLOEXEC, 0);
+  const auto got = elf_sections(copy);
+  const int objcopy_fd = ::open(inflated.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(objcopy_fd, 0);
+  const auto by_objcopy = elf_sections(objcopy_fd);
+  // Every section the original has, the others as they were, the compressed ones as objcopy
+  // inflates them.
+  EXPECT_EQ(got.size(), original.size());
+  for (const auto& [name, was] : original) {
+    SCOPED_TRACE(name);
+    const auto it = got.find(name);
+    ASSERT_NE(it, got.end());
+    const elf_section& now = it->second;
+    EXPECT_EQ(now.type, was.type);
+    EXPECT_EQ(now.flags, was.flags & ~std::uint64_t{SHF_COMPRESSED});
+    const std::string& bytes =
+        (was.flags & SHF_COMPRESSED) != 0 ? by_objcopy.at(name).bytes : was.bytes;
+    EXPECT_TRUE(now.bytes == bytes) << now.bytes.size() << " bytes, expected " << bytes.size();
+  }
+  ::close(copy);
+  ::close(objcopy_fd);
+
+  // Nothing to inflate, or not ELF: -1.
+  EXPECT_FALSE(inflates(inflated));
+  const fs::path text = dir_ / "text";
+  std::ofstream(text) << std::string(4096, 'x');
+  EXPECT_FALSE(inflates(text));
+  EXPECT_TRUE(inflates(compressed));
+
+  // A compressed stream damaged in its middle: -1, and `fd` is still the file, at offset 0.
+  const fs::path damaged = dir_ / "damaged.debug";
+  fs::copy_file(compressed, damaged);
+  damage_compressed_section(damaged, ".debug_info");
+  const int dfd = ::open(damaged.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(dfd, 0);
+  EXPECT_EQ(lowalloc::analyze::detail::inflate_debug_file(dfd), -1);
+  EXPECT_EQ(::lseek(dfd, 0, SEEK_CUR), 0);
+  EXPECT_EQ(elf_sections(dfd).count(".debug_info"), 1u);
+  ::close(dfd);
+  ::close(fd);
+}
+
+// The report reads a compressed debug file, found by build id in a --debug-path directory, as
+// it reads the same file uncompressed: the same lines. A debug file whose compressed DWARF is
+// damaged costs the lines, not the report.
+TEST_F(modules_test, a_stripped_binary_gets_its_lines_from_a_compressed_debug_file) {
+  const fs::path exe = copy_program("module_program", "bin");
+  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--strip-debug", exe.string()}, dir_).status, 0);
+  const std::string file = trace(exe);
+  const std::string id = build_id(exe);
+  ASSERT_GT(id.size(), 2u);
+  const fs::path debug = dir_ / "debug" / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug");
+  fs::create_directories(debug.parent_path());
+
+  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", program("module_program"),
+                         debug.string()},
+                        dir_)
+                .status,
+            0);
+  const std::string debug_dir = (dir_ / "debug").string();
+  const char* formats[] = {"text", "json"};
+  std::string plain[2];
+  for (int i = 0; i < 2; ++i) {
+    const command_result r =
+        lowalloc({"report", "--format", formats[i], file, "--debug-path", debug_dir});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    plain[i] = r.out;
+  }
+  EXPECT_TRUE(shows_alloc_line(plain[0])) << plain[0];
+
+  ASSERT_EQ(
+      run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", "--compress-debug-sections=zlib",
+                   program("module_program"), debug.string()},
+                  dir_)
+          .status,
+      0);
+  ASSERT_NE(section_header(debug, ".debug_line").sh_flags & SHF_COMPRESSED, 0u);
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(formats[i]);
+    const command_result r =
+        lowalloc({"report", "--format", formats[i], file, "--debug-path", debug_dir});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, plain[i]);
+  }
+
+  // Damage the compressed .debug_line: the report still succeeds, without that line.
+  damage_compressed_section(debug, ".debug_line");
+  const command_result damaged = lowalloc({"report", file, "--debug-path", debug_dir});
+  EXPECT_EQ(damaged.status, 0) << damaged.err;
+  EXPECT_TRUE(contains(damaged.out, "at module_alloc (")) << damaged.out;
+  EXPECT_FALSE(shows_alloc_line(damaged.out)) << damaged.out;
 }
 
 // A unit compiled with a relative source path names its file relative to its compilation
