@@ -99,6 +99,12 @@ class modules_test : public ::testing::Test {
     return to;
   }
 
+  // objcopy with `args`; its exit status.
+  int objcopy(std::vector<std::string> args) {
+    args.insert(args.begin(), LOWALLOC_TEST_OBJCOPY);
+    return run_command(args, dir_).status;
+  }
+
   // `lowalloc run` of `exe` with 100 allocations; the trace's path.
   std::string trace(const fs::path& exe) {
     const std::string file = (dir_ / "module.trace").string();
@@ -321,17 +327,10 @@ bool inflates(const fs::path& path) {
 TEST_F(modules_test, a_compressed_debug_file_is_inflated_section_by_section) {
   const fs::path compressed = dir_ / "compressed.debug";
   const fs::path inflated = dir_ / "inflated.debug";
-  ASSERT_EQ(
-      run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", "--compress-debug-sections=zlib",
-                   program("module_program"), compressed.string()},
-                  dir_)
-          .status,
-      0);
-  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--decompress-debug-sections", compressed.string(),
-                         inflated.string()},
-                        dir_)
-                .status,
+  ASSERT_EQ(objcopy({"--only-keep-debug", "--compress-debug-sections=zlib",
+                     program("module_program"), compressed.string()}),
             0);
+  ASSERT_EQ(objcopy({"--decompress-debug-sections", compressed.string(), inflated.string()}), 0);
   const int fd = ::open(compressed.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   const auto original = elf_sections(fd);
@@ -388,18 +387,14 @@ TEST_F(modules_test, a_compressed_debug_file_is_inflated_section_by_section) {
 // damaged costs the lines, not the report.
 TEST_F(modules_test, a_stripped_binary_gets_its_lines_from_a_compressed_debug_file) {
   const fs::path exe = copy_program("module_program", "bin");
-  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--strip-debug", exe.string()}, dir_).status, 0);
+  ASSERT_EQ(objcopy({"--strip-debug", exe.string()}), 0);
   const std::string file = trace(exe);
   const std::string id = build_id(exe);
   ASSERT_GT(id.size(), 2u);
   const fs::path debug = dir_ / "debug" / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug");
   fs::create_directories(debug.parent_path());
 
-  ASSERT_EQ(run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", program("module_program"),
-                         debug.string()},
-                        dir_)
-                .status,
-            0);
+  ASSERT_EQ(objcopy({"--only-keep-debug", program("module_program"), debug.string()}), 0);
   const std::string debug_dir = (dir_ / "debug").string();
   const char* formats[] = {"text", "json"};
   std::string plain[2];
@@ -412,12 +407,9 @@ TEST_F(modules_test, a_stripped_binary_gets_its_lines_from_a_compressed_debug_fi
   }
   EXPECT_TRUE(shows_alloc_line(plain[0])) << plain[0];
 
-  ASSERT_EQ(
-      run_command({LOWALLOC_TEST_OBJCOPY, "--only-keep-debug", "--compress-debug-sections=zlib",
-                   program("module_program"), debug.string()},
-                  dir_)
-          .status,
-      0);
+  ASSERT_EQ(objcopy({"--only-keep-debug", "--compress-debug-sections=zlib",
+                     program("module_program"), debug.string()}),
+            0);
   ASSERT_NE(section_header(debug, ".debug_line").sh_flags & SHF_COMPRESSED, 0u);
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE(formats[i]);
