@@ -165,11 +165,19 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
   const std::uintptr_t* ips = nullptr;
   bool same = false;
   std::uint64_t hash = 0;
+  std::uint64_t* tag = nullptr;
   std::size_t n = unwind_capture_from(t->cache, &ips, max_depth, from.pc, from.sp, from.rbp,
-                                      stack_top(t, from.sp), &hash, &same);
-  // The previous allocation's stack again (the table remembers the last one it gave an id).
-  std::uint32_t id =
-      same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n, hash);
+                                      stack_top(t, from.sp), &hash, &same, &tag);
+  // A remembered walk keeps its stack's id with the table's generation (ids start again when
+  // the table forgets its stacks); the previous allocation's stack again has the id the table
+  // gave last.
+  std::uint32_t id;
+  if (tag != nullptr && *tag != 0 && *tag >> 32 == t->stacks.generation) {
+    id = static_cast<std::uint32_t>(*tag);
+  } else {
+    id = same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n, hash);
+    if (tag != nullptr) *tag = id == 0 ? 0 : std::uint64_t{t->stacks.generation} << 32 | id;
+  }
   unsigned char* p = ensure_space(t, 48);
   commit(t, fmt::encode(p, fmt::alloc_record{kind, take_dt(t, ticks), size, id}));
   t->has_events = true;

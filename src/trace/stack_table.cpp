@@ -59,6 +59,7 @@ void reset_stacks(stack_table& s) {
   std::memset(s.entries, 0, s.capacity * sizeof(stack_entry));
   s.size = 0;
   s.next_id = 1;
+  ++s.generation;
   for (ip_chunk* c = s.chunks; c != nullptr; c = c->next) c->used = 0;
   s.last_id = 0;
   s.last_n = 0;

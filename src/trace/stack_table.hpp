@@ -36,6 +36,7 @@ struct stack_table {
   std::size_t capacity;  // power of two
   std::size_t size;
   std::uint32_t next_id;
+  std::uint32_t generation;  // how many times the table forgot its stacks
   ip_chunk* chunks;
   // The id the table gave last, and its stack's length: the unwinder says when a stack is the
   // previous one again.

@@ -942,11 +942,167 @@ std::size_t walk(walk_memo& m, std::uintptr_t pc, std::uintptr_t sp, std::uintpt
   return count;
 }
 
+// ---- remembered walks ---------------------------------------------------------------------------
+
+// A program allocates from a few call sites in turn (a loop body's allocations, an interpreter's
+// cycle of them), so the previous walk alone mostly shares only the outer frames with this one,
+// and the frames below must be stepped, one dependent load after another. The walks of recent
+// leaf frames (pc and sp) are kept too, frame by frame as the memo keeps them, in a ring of frames
+// that the newest overwrite; a walk from a remembered leaf frame is the remembered one if every
+// word it read is unchanged (the check above, two independent loads a frame), and then costs
+// neither a step nor a hash. Walks whose steps took a rare rule are not remembered.
+constexpr std::size_t ring_frames = 4096;
+constexpr unsigned walk_set_bits = 6;  // 64 sets of 4 remembered walks
+constexpr std::size_t walk_set_count = std::size_t{1} << walk_set_bits;
+constexpr int walk_ways = 4;
+
+struct remembered_walk {
+  std::uintptr_t pc;  // the leaf frame's; 0 = empty
+  std::uintptr_t sp;
+  std::uintptr_t stack_hi;
+  std::uint64_t hash;
+  std::uint64_t tag;    // the caller's (unwind_capture_from), 0 when remembered
+  std::uint64_t start;  // its first frame's position in the ring (frames written before it)
+  std::uint64_t used;   // the ring's clock when it was last remembered or found
+  std::uint32_t count;
+  std::uint16_t max;
+  bool restep;    // its last step failed on what it read, not on its rule alone: step it again
+  bool uses_rbp;  // a step computed the CFA from rbp
+};
+
+// Remembering a walk costs a copy of its frames, wasted on a program whose stacks never repeat:
+// each miss spends a credit and each walk found again earns some; without credit only one miss
+// in 16 is remembered.
+constexpr std::uint32_t credit_limit = 64;
+constexpr std::uint32_t credit_per_hit = 4;
+constexpr std::uint32_t uncredited_every = 16;
+
+struct walk_ring {
+  std::uint64_t head;        // frames written so far; the next goes at head % ring_frames
+  std::uint64_t clock;       // walks remembered or found so far
+  std::uint32_t spent;       // credit spent: credit_limit - spent is left
+  std::uint32_t uncredited;  // misses without credit
+  std::uintptr_t pc[ring_frames];
+  std::uintptr_t sp[ring_frames];
+  std::uintptr_t rbp[ring_frames];
+  std::uintptr_t reads[ring_frames];
+  remembered_walk sets[walk_set_count][walk_ways];
+};
+
+inline std::size_t walk_set(std::uintptr_t pc, std::uintptr_t sp) noexcept {
+  return static_cast<std::size_t>(((pc ^ (sp << 12) ^ (sp >> 4)) * 0x9E3779B97F4A7C15u) >>
+                                  (64 - walk_set_bits));
+}
+
+// Whether the walk remembered in `r` is the walk from its leaf frame with this rbp now.
+bool unchanged(const walk_ring& w, const remembered_walk& r, entry (*sets)[2],
+               std::uintptr_t rbp) noexcept {
+  const std::size_t base = static_cast<std::size_t>(r.start % ring_frames);
+  const std::uintptr_t* pc = w.pc + base;
+  const std::uintptr_t* sp = w.sp + base;
+  const std::uintptr_t* reads = w.reads + base;
+  const std::size_t n = r.count;
+  // Every word the walk read (see walk_memo), 4 frames at a time (the last frame again where
+  // fewer are left): a walk of another stack from the same leaf mostly differs near the leaf.
+  const std::size_t last = n - 1;
+  for (std::size_t i = 1; i < n; i += 4) {
+    const std::size_t i1 = i + 1 < last ? i + 1 : last;
+    const std::size_t i2 = i + 2 < last ? i + 2 : last;
+    const std::size_t i3 = i + 3 < last ? i + 3 : last;
+    const std::uintptr_t differs = (load(sp[i] - 8) ^ pc[i]) | (load(sp[i1] - 8) ^ pc[i1]) |
+                                   (load(sp[i2] - 8) ^ pc[i2]) | (load(sp[i3] - 8) ^ pc[i3]);
+    if (differs != 0) return false;
+  }
+  if (!r.uses_rbp && !r.restep) return true;
+  // rbp, where a step computed the CFA from it, and to step on from the last frame.
+  const std::uintptr_t* frame_rbp = w.rbp + base;
+  for (std::size_t i = 0; i < last; ++i) {
+    const std::uintptr_t read = reads[i];
+    if ((read & reads_cfa_rbp) != 0 && rbp != frame_rbp[i]) return false;
+    const std::uintptr_t slot = read & ~reads_flags;
+    if (slot != 0) rbp = load(slot);
+  }
+  if (!r.restep) return true;
+  frame f{pc[n - 1], sp[n - 1], rbp};
+  std::uintptr_t read = 0;
+  return !step(sets, f, r.stack_hi, read);  // else the stack goes on now
+}
+
+// The remembered walk from frame (pc, sp, rbp) if it is this one, else nullptr.
+remembered_walk* recall(walk_ring& w, entry (*sets)[2], std::uintptr_t pc, std::uintptr_t sp,
+                        std::uintptr_t rbp, std::size_t max, std::uintptr_t stack_hi) noexcept {
+  remembered_walk* set = w.sets[walk_set(pc, sp)];
+  for (int way = 0; way < walk_ways; ++way) {
+    remembered_walk& r = set[way];
+    if (r.pc != pc || r.sp != sp || r.stack_hi != stack_hi || r.max != max ||
+        w.head - r.start > ring_frames) {
+      continue;  // another leaf, or its frames are overwritten
+    }
+    if (unchanged(w, r, sets, rbp)) {
+      r.used = ++w.clock;
+      w.spent = w.spent > credit_per_hit ? w.spent - credit_per_hit : 0;
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// Remembers the walk in the memo, from its leaf frame; nullptr if it is not remembered.
+remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], std::size_t max,
+                          std::uintptr_t stack_hi) noexcept {
+  const std::size_t n = m.count;
+  if (n == 0) return nullptr;
+  if (w.spent < credit_limit) {
+    ++w.spent;
+  } else if (++w.uncredited % uncredited_every != 0) {
+    return nullptr;
+  }
+  std::uintptr_t flags = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) flags |= m.reads[i];
+  if ((flags & reads_rare) != 0) return nullptr;
+  bool restep = n < max;
+  if (restep) {
+    const entry* rules = sets[set_index(m.pc[n - 1])];
+    for (int way = 0; way < 2; ++way) {
+      if (rules[way].key == m.pc[n - 1] && rules[way].r.cfa == cfa_stop) restep = false;
+    }
+  }
+  std::uint64_t start = w.head;
+  if (start % ring_frames + n > ring_frames) start += ring_frames - start % ring_frames;
+  const std::size_t base = static_cast<std::size_t>(start % ring_frames);
+  std::memcpy(w.pc + base, m.pc, n * sizeof(std::uintptr_t));
+  std::memcpy(w.sp + base, m.sp, n * sizeof(std::uintptr_t));
+  std::memcpy(w.rbp + base, m.rbp, n * sizeof(std::uintptr_t));
+  std::memcpy(w.reads + base, m.reads, n * sizeof(std::uintptr_t));
+  w.head = start + n;
+  // The least recently used way, even if another holds a walk from this leaf: callers of one
+  // function with the same frame layout, called in turn, keep a walk each.
+  remembered_walk* set = w.sets[walk_set(m.pc[0], m.sp[0])];
+  remembered_walk* r = set;
+  for (int way = 1; way < walk_ways; ++way) {
+    if (set[way].used < r->used) r = &set[way];
+  }
+  *r = remembered_walk{m.pc[0],
+                       m.sp[0],
+                       stack_hi,
+                       m.hash[0],
+                       0,
+                       start,
+                       ++w.clock,
+                       static_cast<std::uint32_t>(n),
+                       static_cast<std::uint16_t>(max),
+                       restep,
+                       (flags & reads_cfa_rbp) != 0};
+  return r;
+}
+
 }  // namespace
 
 struct unwind_cache {
   alignas(64) entry sets[set_count][2];
   walk_memo memo;
+  bool memo_is_last;  // the latest walk was the memo's (not a remembered one)
+  walk_ring walks;
 };
 
 std::size_t unwind_cache_bytes() noexcept { return sizeof(unwind_cache); }
@@ -982,16 +1138,30 @@ std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t
 
 std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi, std::uint64_t* hash,
-                                bool* same_as_last) noexcept {
+                                std::uintptr_t stack_hi, std::uint64_t* hash, bool* same_as_last,
+                                std::uint64_t** tag) noexcept {
   *same_as_last = false;
   *hash = stack_hash_seed;
   *out = nullptr;
+  *tag = nullptr;
   if (cache == nullptr || max == 0 || stack_hi <= sp || pc == 0) return 0;
   if (max > memo_frames) max = memo_frames;
-  const std::size_t n = walk(cache->memo, pc, sp, rbp, max, cache->sets, stack_hi, *same_as_last);
+  if (remembered_walk* r = recall(cache->walks, cache->sets, pc, sp, rbp, max, stack_hi)) {
+    cache->memo_is_last = false;
+    *out = cache->walks.pc + r->start % ring_frames;
+    *hash = r->hash;
+    *tag = &r->tag;
+    return r->count;
+  }
+  bool same = false;
+  const std::size_t n = walk(cache->memo, pc, sp, rbp, max, cache->sets, stack_hi, same);
+  *same_as_last = same && cache->memo_is_last;
+  cache->memo_is_last = true;
   *out = cache->memo.pc;
   *hash = cache->memo.hash[0];
+  if (remembered_walk* r = remember(cache->walks, cache->memo, cache->sets, max, stack_hi)) {
+    *tag = &r->tag;
+  }
   return n;
 }
 

@@ -11,7 +11,7 @@ namespace lowalloc::trace {
 
 struct unwind_cache;  // opaque, per thread
 
-// Bytes the caller must provide for one cache (264 KiB).
+// Bytes the caller must provide for one cache (about 410 KiB).
 std::size_t unwind_cache_bytes() noexcept;
 // memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
 unwind_cache* unwind_cache_init(void* memory) noexcept;
@@ -32,14 +32,17 @@ __attribute__((noinline)) std::size_t unwind_capture(unwind_cache* cache, std::u
 // the stack pointer after that return and `rbp` the register's value there. The recorder's hooks
 // pass their own return address and frame, which saves walking through the recorder's frames.
 // Frames of the thread's previous walk from here that provably did not change are reused rather
-// than stepped again, and so is the hash of their part of the stack. *hash is stack_hash of
-// out[0..n); *same_as_last says the whole stack is the previous walk's (with the same `max`, since
-// the last unwind_cache_clear). *out points into the cache (no copy): the addresses stay there
-// until the next call with the same cache.
+// than stepped again, and so is the hash of their part of the stack; so is a whole recent walk from
+// the same frame whose every read is unchanged. *hash is stack_hash of out[0..n); *same_as_last
+// says the whole stack is the previous walk's (with the same `max`, since the last
+// unwind_cache_clear). *tag is a word the caller may keep with the stack while it is remembered:
+// 0 when the walk is new, what the caller stored when the same walk is found again, and nullptr
+// when it is not remembered. *out points into the cache (no copy): the addresses stay there until
+// the next call with the same cache.
 std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out, std::size_t max,
                                 std::uintptr_t pc, std::uintptr_t sp, std::uintptr_t rbp,
-                                std::uintptr_t stack_hi, std::uint64_t* hash,
-                                bool* same_as_last) noexcept;
+                                std::uintptr_t stack_hi, std::uint64_t* hash, bool* same_as_last,
+                                std::uint64_t** tag) noexcept;
 
 // The hash of a stack, built from its outermost frame in, so that stacks sharing their outer
 // frames share that part of the work: h = stack_hash(h, ip) for ip = out[n - 1] .. out[0], from

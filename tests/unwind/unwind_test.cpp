@@ -53,8 +53,22 @@ struct capture {
   bool invalidate_modules = false;
   std::uintptr_t ours[max_frames] = {};  // outputs
   std::size_t n_ours = 0;
-  bool same_as_last = false;  // unwind_capture_from only
-  std::uint64_t hash = 0;     // unwind_capture_from only
+  bool same_as_last = false;     // unwind_capture_from only
+  std::uint64_t hash = 0;        // unwind_capture_from only
+  std::uint64_t* tag = nullptr;  // unwind_capture_from only
+  // What the walk's tag held when it returned (0: a new walk) and after the capture stored its
+  // own there, as the recorder stores a stack id: a remembered walk found again has the tag
+  // stored with it.
+  std::uint64_t recalled = 0;
+  std::uint64_t kept = 0;
+
+  void keep_tag() {
+    static std::uint64_t next = 0;
+    if (tag == nullptr) return;
+    recalled = *tag;
+    if (*tag == 0) *tag = ++next;
+    kept = *tag;
+  }
 
   // The hash unwind_capture_from gives, computed here from the addresses.
   std::uint64_t expected_hash() const {
@@ -185,10 +199,12 @@ __attribute__((noinline)) void capture_from_own_frame(void* arg) {
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
   const std::uintptr_t* ips = nullptr;
-  c->n_ours = lt::unwind_capture_from(
-      t.cache, &ips, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi, &c->hash, &c->same_as_last);
+  c->n_ours = lt::unwind_capture_from(t.cache, &ips, c->max,
+                                      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+                                      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi,
+                                      &c->hash, &c->same_as_last, &c->tag);
   if (c->n_ours != 0) std::memcpy(c->ours, ips, c->n_ours * sizeof *ips);
+  c->keep_tag();
   asm volatile("" ::: "memory");
 }
 
@@ -238,9 +254,11 @@ __attribute__((noinline)) void capture_from_and_direct(void* arg) {
   w->sp = reinterpret_cast<std::uintptr_t>(fa) + 16;
   w->rbp = fa[0];
   const std::uintptr_t* ips = nullptr;
-  w->from.n_ours = lt::unwind_capture_from(t.cache, &ips, w->from.max, w->pc, w->sp, w->rbp,
-                                           t.stack_hi, &w->from.hash, &w->from.same_as_last);
+  w->from.n_ours =
+      lt::unwind_capture_from(t.cache, &ips, w->from.max, w->pc, w->sp, w->rbp, t.stack_hi,
+                              &w->from.hash, &w->from.same_as_last, &w->from.tag);
   if (w->from.n_ours != 0) std::memcpy(w->from.ours, ips, w->from.n_ours * sizeof *ips);
+  w->from.keep_tag();
   w->direct.n_ours = lt::unwind_capture(t.cache, w->direct.ours, w->direct.max, 0, 0, t.stack_hi);
   asm volatile("" ::: "memory");
 }
@@ -293,17 +311,30 @@ TEST(Unwind, ThePreviousWalkIsReusedOnlyWhereTheStackIsUnchanged) {
   EXPECT_EQ(differ, 1u);
   EXPECT_EQ(walks[0].from.ours_stack(), walks[2].from.ours_stack());
   EXPECT_EQ(walks[1].from.ours_stack(), walks[3].from.ours_stack());
+  // Both walks from the one leaf frame are remembered, each found again as itself.
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_NE(walks[i].from.tag, nullptr);
+    EXPECT_EQ(walks[i].from.recalled, i < 2 ? 0 : walks[i - 2].from.kept);
+  }
+  EXPECT_NE(walks[0].from.kept, walks[1].from.kept);
 }
 
 // A walk longer than the last one, and one shorter: the frames they share are reused in place.
 TEST(Unwind, DeeperAndShallowerWalksAfterEachOther) {
   const int depths[6] = {3, 12, 5, 40, 40, 39};
+  std::uint64_t previous_kept = 0;
   for (int i = 0; i < 6; ++i) {
     const int depth = depths[i];
     both_walks w;
     unwind_test::nofp::chain(depth, capture_from_and_direct, &w);
     SCOPED_TRACE(depth);
-    EXPECT_EQ(w.from.same_as_last, i == 4);
+    // The walk 40 deep again is the previous walk, and a remembered one.
+    EXPECT_EQ(w.from.same_as_last || w.from.recalled != 0, i == 4);
+    if (i == 4) {
+      EXPECT_EQ(w.from.recalled, previous_kept);
+    }
+    previous_kept = w.from.kept;
     EXPECT_EQ(w.from.hash, w.from.expected_hash());
     ASSERT_GE(w.direct.n_ours, static_cast<std::size_t>(depth));
     ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
@@ -359,7 +390,10 @@ TEST(Unwind, TheSamePcAndSpWithAnotherRbpIsNotReused) {
     if (i > 0) {
       EXPECT_FALSE(w.from.same_as_last);
     }
+    // Found again only from the same frame with the same rbp.
+    EXPECT_EQ(w.from.recalled, i < 2 ? 0 : walks[i - 2].from.kept);
   }
+  EXPECT_NE(walks[0].from.kept, walks[1].from.kept);
   // The precondition: the same frame in the same place with another rbp, and one frame more.
   for (std::size_t i = 1; i < 4; ++i) {
     SCOPED_TRACE(i);
