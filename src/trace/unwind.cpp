@@ -970,18 +970,15 @@ struct remembered_walk {
   bool uses_rbp;  // a step computed the CFA from rbp
 };
 
-// Remembering a walk costs a copy of its frames, wasted on a program whose stacks never repeat:
-// each miss spends a credit and each walk found again earns some; without credit only one miss
-// in 16 is remembered.
-constexpr std::uint32_t credit_limit = 64;
-constexpr std::uint32_t credit_per_hit = 4;
-constexpr std::uint32_t uncredited_every = 16;
+// Remembering a walk costs a copy of its frames, wasted on a walk that does not come again (a
+// compiler's stacks, most of them seen once, copied 2 GB): a walk is remembered the second time
+// it is stepped, the first only noted by its hash.
+constexpr unsigned seen_bits = 10;
 
 struct walk_ring {
-  std::uint64_t head;        // frames written so far; the next goes at head % ring_frames
-  std::uint64_t clock;       // walks remembered or found so far
-  std::uint32_t spent;       // credit spent: credit_limit - spent is left
-  std::uint32_t uncredited;  // misses without credit
+  std::uint64_t head;   // frames written so far; the next goes at head % ring_frames
+  std::uint64_t clock;  // walks remembered or found so far
+  std::uint64_t seen[std::size_t{1} << seen_bits];  // hashes of walks stepped, by their low bits
   std::uintptr_t pc[ring_frames];
   std::uintptr_t sp[ring_frames];
   std::uintptr_t rbp[ring_frames];
@@ -1040,7 +1037,6 @@ remembered_walk* recall(walk_ring& w, entry (*sets)[2], std::uintptr_t pc, std::
     }
     if (unchanged(w, r, sets, rbp)) {
       r.used = ++w.clock;
-      w.spent = w.spent > credit_per_hit ? w.spent - credit_per_hit : 0;
       return &r;
     }
   }
@@ -1052,9 +1048,9 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
                           std::uintptr_t stack_hi) noexcept {
   const std::size_t n = m.count;
   if (n == 0) return nullptr;
-  if (w.spent < credit_limit) {
-    ++w.spent;
-  } else if (++w.uncredited % uncredited_every != 0) {
+  std::uint64_t& seen = w.seen[m.hash[0] & ((std::uint64_t{1} << seen_bits) - 1)];
+  if (seen != m.hash[0]) {
+    seen = m.hash[0];
     return nullptr;
   }
   std::uintptr_t flags = 0;
