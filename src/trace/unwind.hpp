@@ -11,7 +11,7 @@ namespace lowalloc::trace {
 
 struct unwind_cache;  // opaque, per thread
 
-// Bytes the caller must provide for one cache (about 410 KiB).
+// Bytes the caller must provide for one cache (about 420 KiB).
 std::size_t unwind_cache_bytes() noexcept;
 // memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
 unwind_cache* unwind_cache_init(void* memory) noexcept;

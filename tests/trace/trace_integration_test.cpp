@@ -732,6 +732,28 @@ TEST_P(fork_test, the_child_writes_its_own_file_with_its_own_counts) {
 
 INSTANTIATE_TEST_SUITE_P(exit_and_underscore_exit, fork_test, ::testing::Values("exit", "_exit"));
 
+// The allocations of the sites whose user frame (after folding) is `function`.
+std::uint64_t allocations_at(const analyze::analysis& a, const std::string& function) {
+  std::uint64_t n = 0;
+  for (const analyze::site& s : a.sites)
+    if (!s.stack.empty() && s.stack[0].function == function) n += s.totals.allocations;
+  return n;
+}
+
+// The unwinder remembers the walks from a call site with the stack ids they were given; a fork
+// child starts its ids again, and must not take the parent's for the same walks.
+TEST_F(trace_test, a_fork_child_defines_the_stacks_its_parent_walked_before_the_fork) {
+  traced t = trace("fork_same_site", {std::to_string(k_iterations)});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis parent = read_complete(t.trace, true);
+  const std::vector<fs::path> children = child_traces(t.trace);
+  ASSERT_EQ(children.size(), 1u);
+  const analyze::analysis child = read_complete(children[0], true);
+  EXPECT_TRUE(child.process.fork_child);
+  EXPECT_EQ(allocations_at(parent, "same_site_loop"), 2u * k_iterations);
+  EXPECT_EQ(allocations_at(child, "same_site_loop"), std::uint64_t{k_iterations});
+}
+
 TEST_F(trace_test, no_fork_writes_no_child_file) {
   expected parent;
   parent.allocations = parent.frees = parent.temporary = k_iterations;
