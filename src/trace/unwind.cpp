@@ -984,9 +984,9 @@ inline std::uint64_t leaf_key(std::uintptr_t pc, std::uintptr_t sp) noexcept {
 
 // Remembering a walk costs a copy of its frames, wasted on a walk that does not come again (a
 // compiler's stacks, most of them seen once, copied 2 GB): a walk is remembered the second time
-// it is stepped, the first only noted by its hash.
-// Four hashes a set, the oldest replaced: with one, two walks of a program's cycle whose hashes
-// share their set replaced each other and neither was ever remembered (sqlite: 10% of walks).
+// it is stepped, the first only noted by its hash, four hashes a set, the oldest replaced (with
+// one a set, two walks of a program's cycle whose hashes shared it replaced each other and
+// neither was ever remembered: sqlite, 10% of walks).
 constexpr unsigned seen_bits = 8;
 constexpr std::size_t seen_ways = 4;
 
