@@ -21,17 +21,21 @@ void accounting::on_end(std::uint32_t, bool exec, std::string_view path) {
   if (exec) exec_path = std::string(path);
 }
 
-void accounting::on_stack(std::uint32_t stack) { stacks_.grow_to(std::size_t{stack} + 1); }
+void accounting::on_stack(std::uint32_t stack) {
+  stacks_.grow_to(std::size_t{stack} + 1);
+  state_.grow_to(std::size_t{stack} + 1);
+}
 
 void accounting::on_alloc(const alloc_event& e) {
-  stack_counters& r = stacks_[e.stack];
+  counters& c = stacks_[e.stack].totals;
+  stack_state& r = state_[e.stack];
   ++totals.allocations;
   totals.bytes_allocated += e.size;
   ++allocations_by_kind[e.kind];
   const std::size_t bucket = histogram::bucket_of(e.size);
   ++sizes.counts[bucket];
-  ++r.c.allocations;
-  r.c.bytes_allocated += e.size;
+  ++c.allocations;
+  c.bytes_allocated += e.size;
   if (r.run_bucket != bucket || r.run_length == ~std::uint32_t{0}) {
     count_run(e.stack, r);
     r.run_bucket = static_cast<std::uint32_t>(bucket);
@@ -41,10 +45,10 @@ void accounting::on_alloc(const alloc_event& e) {
     ++lost_events;
     return;
   }
-  touch(r);
-  r.c.leaked_bytes += e.size;
-  ++r.c.leaked_allocations;
-  r.c.max_live_bytes = std::max(r.c.max_live_bytes, r.c.leaked_bytes);
+  touch(c, r);
+  c.leaked_bytes += e.size;
+  ++c.leaked_allocations;
+  c.max_live_bytes = std::max(c.max_live_bytes, c.leaked_bytes);
   live_bytes_ += e.size;
   ++live_count_;
   if (live_bytes_ > totals.peak_bytes) {
@@ -59,23 +63,24 @@ void accounting::on_free(const free_event& e) {
     ++unmatched_frees;
     return;
   }
-  stack_counters& r = stacks_[e.stack];
-  release(r, e.size);
-  ++r.c.frees;
+  release(e.stack, e.size);
+  counters& c = stacks_[e.stack].totals;
+  ++c.frees;
   ++totals.frees;
   if (e.temporary) {
-    ++r.c.temporary;
+    ++c.temporary;
     ++totals.temporary;
   }
 }
 
-void accounting::on_forgotten(const forgotten_event& e) { release(stacks_[e.stack], e.size); }
+void accounting::on_forgotten(const forgotten_event& e) { release(e.stack, e.size); }
 
 void accounting::finish() {
   totals.leaked_allocations = live_count_;
   totals.leaked_bytes = live_bytes_;
   totals.max_live_bytes = totals.peak_bytes;
-  for (stack_counters& r : stacks_) touch(r);  // its share of the last peak
+  for (std::size_t i = 0; i < stacks_.size(); ++i)
+    touch(stacks_[i].totals, state_[i]);  // its share of the last peak
 }
 
 }  // namespace lowalloc::analyze

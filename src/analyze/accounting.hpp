@@ -19,11 +19,8 @@ namespace lowalloc::analyze {
 
 class accounting final : public event_sink {
  public:
-  /// Per stack (the merge's numbering): counters. While the merge runs, the leak counters hold
-  /// what is live, and peak_bytes and peak_allocations what was live at the latest peak if
-  /// `epoch` is current; after finish(), all four are final.
-  struct stack_counters {
-    counters c;
+  /// Per stack (the merge's numbering), what the accounting keeps besides the stack's counters.
+  struct stack_state {
     std::uint64_t epoch = 0;
     // The stack's latest allocations when they fell in one size bucket, not yet counted in the
     // sizes: most stacks allocate one size over and over, and a run costs no table lookup.
@@ -43,10 +40,15 @@ class accounting final : public event_sink {
   /// Once the merge is done: leaks and each stack's live bytes at the peak.
   void finish();
 
-  const detail::grow_array<stack_counters>& stacks() const noexcept { return stacks_; }
-  /// Frees the per-stack counters and sizes (once they are copied out).
-  void release_stacks() noexcept {
-    stacks_ = detail::grow_array<stack_counters>();
+  /// The stacks, numbered as the merge numbers them, with their counters (stack::totals; the
+  /// other fields value-initialized). While the merge runs, the leak counters hold what is live,
+  /// and peak_bytes and peak_allocations what was live at the latest peak if the stack's epoch
+  /// is current; after finish(), all four are final. The analysis takes them over (no copy of
+  /// 10^6 stacks' counters): take them once the sizes are read.
+  detail::grow_array<stack> take_stacks() noexcept { return std::move(stacks_); }
+  /// Frees the per-stack sizes (once they are read).
+  void release_sizes() noexcept {
+    state_ = detail::grow_array<stack_state>();
     bucket_counts_ = detail::u64_map<std::uint64_t>();
   }
   /// Calls f(stack, bucket, count) for every non-empty (stack, size bucket), after finish(); a
@@ -59,10 +61,10 @@ class accounting final : public event_sink {
         static_cast<std::size_t>(key % buckets_per_stack), count);
     });
     // Each stack's latest run: most stacks allocate one size only, and never reach the table.
-    for (std::size_t i = 0; i < stacks_.size(); ++i)
-      if (stacks_[i].run_length != 0)
-        f(static_cast<std::uint32_t>(i), std::size_t{stacks_[i].run_bucket},
-          std::uint64_t{stacks_[i].run_length});
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      if (state_[i].run_length != 0)
+        f(static_cast<std::uint32_t>(i), std::size_t{state_[i].run_bucket},
+          std::uint64_t{state_[i].run_length});
   }
 
   process_info process;
@@ -79,29 +81,31 @@ class accounting final : public event_sink {
  private:
   static constexpr std::uint64_t buckets_per_stack = 320;  // >= histogram::buckets
 
-  void touch(stack_counters& r) noexcept {
+  void touch(counters& c, stack_state& r) noexcept {
     if (r.epoch != epoch_) {
-      r.c.peak_bytes = r.c.leaked_bytes;
-      r.c.peak_allocations = r.c.leaked_allocations;
+      c.peak_bytes = c.leaked_bytes;
+      c.peak_allocations = c.leaked_allocations;
       r.epoch = epoch_;
     }
   }
-  void count_run(std::uint32_t stack, stack_counters& r) {
+  void count_run(std::uint32_t stack, stack_state& r) {
     if (r.run_length == 0) return;
     bool inserted = false;
     bucket_counts_.get(std::uint64_t{stack} * buckets_per_stack + r.run_bucket, inserted) +=
         r.run_length;
     r.run_length = 0;
   }
-  void release(stack_counters& r, std::uint64_t size) noexcept {
-    touch(r);
-    r.c.leaked_bytes -= size;
-    --r.c.leaked_allocations;
+  void release(std::uint32_t stack, std::uint64_t size) noexcept {
+    counters& c = stacks_[stack].totals;
+    touch(c, state_[stack]);
+    c.leaked_bytes -= size;
+    --c.leaked_allocations;
     live_bytes_ -= size;
     --live_count_;
   }
 
-  detail::grow_array<stack_counters> stacks_;     // by stack, grown as stacks appear
+  detail::grow_array<stack> stacks_;  // by stack, grown as stacks appear
+  detail::grow_array<stack_state> state_;
   detail::u64_map<std::uint64_t> bucket_counts_;  // stack * buckets_per_stack + bucket -> count
   std::uint64_t live_bytes_ = 0;
   std::uint64_t live_count_ = 0;

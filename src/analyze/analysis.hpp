@@ -5,6 +5,7 @@
 #ifndef LOWALLOC_SRC_ANALYZE_ANALYSIS_HPP
 #define LOWALLOC_SRC_ANALYZE_ANALYSIS_HPP
 
+#include "analyze/flat_map.hpp"
 #include "analyze/model.hpp"
 
 #include <array>
@@ -43,7 +44,7 @@ struct analysis {
   // as the event stream numbers them; stacks never used by an allocation have no frames. The
   // frames are in one table that the sites' stacks share.
   std::shared_ptr<const frame_table> frames;
-  std::vector<stack> stacks;
+  detail::grow_array<stack> stacks;       // (the accounting's, taken over: never copied)
   std::vector<stack_bucket> stack_sizes;  // per stack: see stack::first_size
   /// The ELF objects of the traced process, as its MODULE records described them (an object
   /// loaded twice is listed twice); frames name theirs by path, frame::address - frame::offset

@@ -4,6 +4,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 namespace lowalloc::analyze::detail {
@@ -15,6 +17,10 @@ constexpr std::size_t mapped_from = std::size_t{1} << 20;
 constexpr std::size_t page = 4096;
 
 std::size_t whole_pages(std::size_t bytes) noexcept { return (bytes + page - 1) / page * page; }
+
+#ifndef MADV_POPULATE_WRITE
+constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
+#endif
 
 }  // namespace
 
@@ -44,6 +50,30 @@ bool table_memory::extend(std::size_t bytes) noexcept {
   return true;
 }
 
+bool prefault(void* data, std::size_t bytes) noexcept {
+  const auto first = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+  const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
+  if (last < first + mapped_from) return true;  // (a small block: no gain)
+  return madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
+}
+
+void table_memory::prepare_pages(std::size_t bytes) noexcept {
+  if (!mapped_) {
+    ready_ = ~std::size_t{0};
+    return;
+  }
+  const std::size_t from = ready_ / page * page;
+  const std::size_t to = std::min(length_, whole_pages(std::max(bytes, ready_ + mapped_from)));
+  if (to <= from) return;
+  // Failing (an old kernel, or no memory yet: the write will fault as it would have) changes
+  // nothing but the cost: not asked again.
+  if (!prefault(static_cast<char*>(data_) + from, to - from)) {
+    ready_ = ~std::size_t{0};
+    return;
+  }
+  ready_ = to;
+}
+
 void table_memory::release() noexcept {
   if (mapped_)
     munmap(data_, length_);
@@ -51,6 +81,7 @@ void table_memory::release() noexcept {
     std::free(data_);
   data_ = nullptr;
   length_ = 0;
+  ready_ = 0;
   mapped_ = false;
 }
 

@@ -147,6 +147,7 @@ struct stack {
   std::uint32_t first_size = 0;  // its requested sizes: analysis::stack_sizes[first_size, +sizes)
   std::uint32_t sizes = 0;
   std::uint32_t site = 0;  // the site it is shown under
+  std::uint32_t op = 0;    // what allocated: analysis::operations[op] (analyze/operation.hpp)
   counters totals;
 };
 

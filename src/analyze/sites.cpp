@@ -163,21 +163,70 @@ void collect_sizes(const accounting& acc, analysis& a) {
   out.resize(kept);
 }
 
+// The operation of a stack (operation.hpp) from its allocator frames and the one after them,
+// interned in `operations`. It depends on those frames only, and the stacks of one allocating
+// call made from many places share them: each distinct run of frame ids is classified once,
+// found again by a hash of the run (colliding runs take the next hash values), the run compared.
+class stack_operations {
+ public:
+  stack_operations(const frame_table& table, std::vector<operation>& operations)
+      : table_(table), classifier_(table), operations_(operations) {
+    operations_.assign(1, operation{});
+  }
+
+  /// The index in `operations` of the operation of the run table.ids[first, first + n).
+  std::uint32_t of(std::uint32_t first, std::uint32_t n) {
+    const std::uint32_t* ids = table_.ids.data() + first;
+    std::uint64_t h = n;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      h = (h ^ ids[k]) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+    }
+    for (std::uint64_t key = h;; ++key) {
+      bool inserted = false;
+      std::uint32_t& index = run_of_hash_.get(key, inserted);
+      if (!inserted) {
+        const classified& r = runs_[index];
+        if (r.count == n && std::equal(ids, ids + n, table_.ids.data() + r.first)) return r.op;
+        continue;
+      }
+      index = static_cast<std::uint32_t>(runs_.size());
+      std::uint32_t op = 0;
+      operation o = classifier_.classify(ids, n);
+      if (!(o.kind == "other" && o.container.empty() && o.member.empty())) {
+        const auto [it, added] = index_.try_emplace(std::make_tuple(o.kind, o.container, o.member),
+                                                    static_cast<std::uint32_t>(operations_.size()));
+        if (added) operations_.push_back(std::move(o));
+        op = it->second;
+      }
+      runs_.push_back(classified{first, n, op});
+      return op;
+    }
+  }
+
+ private:
+  struct classified {
+    std::uint32_t first;  // the run: table.ids[first, first + count)
+    std::uint32_t count;
+    std::uint32_t op;
+  };
+  const frame_table& table_;
+  operation_classifier classifier_;
+  std::vector<operation>& operations_;
+  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> index_;
+  std::vector<classified> runs_;
+  detail::u64_map<std::uint32_t> run_of_hash_;  // hash -> index in runs_
+};
+
 }  // namespace
 
 void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_module>& modules,
                   accounting& acc, const options& opts, analysis& a) {
-  // The accounting's counters and sizes first, freed once copied.
-  // Made in place with their counters, not value-initialized first: at 10^6 stacks that pass
-  // over a hundred megabytes was a tenth of the time to build them.
-  const auto& counted = acc.stacks();
-  a.stacks.reserve(recorded.stacks.size());
-  for (std::size_t si = 0; si < recorded.stacks.size(); ++si) {
-    a.stacks.emplace_back();
-    if (si < counted.size()) a.stacks.back().totals = counted[si].c;
-  }
+  // The accounting's stacks with their counters, taken over, and their sizes, then freed.
+  a.stacks = acc.take_stacks();
+  a.stacks.grow_to(recorded.stacks.size());
   collect_sizes(acc, a);
-  acc.release_stacks();
+  acc.release_sizes();
 
   auto table = std::make_shared<frame_table>();
   location_frames locations(modules, opts, *table);
@@ -199,12 +248,15 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
   std::vector<std::uint32_t> depth(recorded.nodes.size(), 0);
   for (std::size_t n = 1; n < recorded.nodes.size(); ++n)
     depth[n] = depth[recorded.nodes[n].parent] + frames_of(recorded.nodes[n].location).second;
+
   std::size_t ids = 0;
   for (std::size_t si = 0; si < recorded.stacks.size(); ++si)
     if (a.stacks[si].totals.allocations != 0) ids += depth[recorded.stacks[si]];
   // A node's frames are its own run, then its parent's frames: once a node's frames have been
   // written for one stack, the next stack through that node copies them in one piece instead of
   // walking the rest of the way to the root (stacks share their outer nodes).
+  table->ids.reserve(ids);
+  detail::prefault(table->ids.data(), ids * sizeof(std::uint32_t));
   table->ids.resize(ids);
   std::uint32_t* const out = table->ids.data();
   constexpr std::uint32_t not_written = ~std::uint32_t{0};
@@ -227,15 +279,19 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
     }
     st.frame_count = end - st.first_frame;
   }
+
   const std::vector<bool>& allocator = locations.allocator();
   // Whether each frame is a start frame, decided once per frame (stacks share their outer
   // frames): -1 not yet known.
   std::vector<signed char> start(table->frames.size(), -1);
+  stack_operations operations(*table, a.operations);
   for (stack& st : a.stacks) {
     // As detail::fold_count: the leading allocator frames, never the last frame.
     std::uint32_t n = 0;
     while (n + 1 < st.frame_count && allocator[table->ids[st.first_frame + n]]) ++n;
     st.allocator_frames = n;
+    if (st.totals.allocations != 0)
+      st.op = operations.of(st.first_frame, std::min(n + 1, st.frame_count));
     const auto id = [&](std::size_t i) { return table->ids[st.first_frame + i]; };
     st.start_frames = static_cast<std::uint32_t>(detail::start_fold_count(
         st.frame_count, n, [&](std::size_t i) -> const frame& { return table->frames[id(i)]; },
@@ -245,6 +301,7 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
           return known == 1;
         }));
   }
+
   a.frames = std::move(table);
   a.module_warnings = locations.warnings();
   a.line_notes = locations.notes();
@@ -354,6 +411,60 @@ void merge_buckets(std::vector<size_counts::bucket_count>::iterator first,
   }
 }
 
+// Each site's operations, from its stacks' (stack::op). A site folds together the operations
+// of one line (a push_back that grows the vector and the copy of the element it stores), but
+// most sites have one: it is kept with the site, and only a second one goes to a list of the
+// site's others.
+class site_operations {
+ public:
+  explicit site_operations(std::size_t sites) : first_of_(sites, site_operation{none, 0}) {}
+
+  void add(std::uint32_t site, std::uint32_t op, std::uint64_t allocations) {
+    site_operation& f = first_of_[site];
+    if (f.op == none || f.op == op) {
+      f.op = op;
+      f.allocations += allocations;
+      return;
+    }
+    std::vector<site_operation>& more = others_[site];
+    auto it =
+        std::find_if(more.begin(), more.end(), [&](const site_operation& o) { return o.op == op; });
+    if (it == more.end())
+      more.push_back(site_operation{op, allocations});
+    else
+      it->allocations += allocations;
+  }
+
+  /// Each site's list, most allocations first: a.site_operations, a.site_operation_first and
+  /// site::op.
+  void finish(analysis& a) const {
+    std::vector<std::uint32_t>& first = a.site_operation_first;
+    std::vector<site_operation>& out = a.site_operations;
+    first.assign(a.sites.size() + 1, 0);
+    out.clear();
+    out.reserve(a.sites.size() + others_.size());
+    for (std::size_t i = 0; i < a.sites.size(); ++i) {
+      first[i] = static_cast<std::uint32_t>(out.size());
+      if (first_of_[i].op == none) continue;
+      out.push_back(first_of_[i]);
+      if (auto it = others_.find(static_cast<std::uint32_t>(i)); it != others_.end()) {
+        out.insert(out.end(), it->second.begin(), it->second.end());
+        std::stable_sort(out.begin() + first[i], out.end(),
+                         [](const site_operation& x, const site_operation& y) {
+                           return x.allocations > y.allocations;
+                         });
+      }
+      a.sites[i].op = out[first[i]].op;
+    }
+    first[a.sites.size()] = static_cast<std::uint32_t>(out.size());
+  }
+
+ private:
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<site_operation> first_of_;
+  std::unordered_map<std::uint32_t, std::vector<site_operation>> others_;
+};
+
 }  // namespace
 
 void build_sites(analysis& a, bool fold) {
@@ -378,6 +489,9 @@ void build_sites(analysis& a, bool fold) {
     if (x.bytes != y.bytes) return x.bytes > y.bytes;
     return x.site < y.site;
   });
+
+  a.sites.reserve(shown.size());
+  detail::prefault(a.sites.data(), shown.size() * sizeof(site));
   a.sites.resize(shown.size());
   std::vector<std::uint32_t> position(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -386,9 +500,19 @@ void build_sites(analysis& a, bool fold) {
     a.sites[i].stack = frame_list(a.frames, n.first, n.count);
   }
   order = std::vector<sort_key>();
-  for (stack& st : a.stacks) {
+  // With the sites' counters, how many size buckets each site's stacks have (the sizes' counting
+  // sort below), and each stack's site in an array of its own: a second pass over 10^6 stacks
+  // to read it was a tenth of the time.
+  std::vector<std::uint32_t> next(a.sites.size() + 1, 0);
+  std::vector<std::uint32_t> site_of(a.stacks.size());
+  site_operations ops(a.sites.size());
+  for (std::size_t si = 0; si < a.stacks.size(); ++si) {
+    stack& st = a.stacks[si];
     if (st.totals.allocations == 0) continue;
     st.site = position[st.site];
+    site_of[si] = st.site;
+    next[st.site + 1] += st.sizes;
+    ops.add(st.site, st.op, st.totals.allocations);
     site& s = a.sites[st.site];
     s.folded_frames = std::max<std::size_t>(s.folded_frames, fold ? st.allocator_frames : 0);
     s.folded_start_frames =
@@ -400,87 +524,17 @@ void build_sites(analysis& a, bool fold) {
 
   // Each site's sizes: its stacks' buckets, placed by site with a counting sort, then each
   // site's sorted and merged in bucket order.
-  std::vector<std::uint32_t> next(a.sites.size() + 1, 0);
-  for (const stack_bucket& b : a.stack_sizes) ++next[a.stacks[b.stack].site + 1];
   for (std::size_t i = 0; i < a.sites.size(); ++i) next[i + 1] += next[i];
   std::vector<size_counts::bucket_count> by_site(a.stack_sizes.size());
   for (const stack_bucket& b : a.stack_sizes)
-    by_site[next[a.stacks[b.stack].site]++] = size_counts::bucket_count{b.bucket, b.count};
+    by_site[next[site_of[b.stack]]++] = size_counts::bucket_count{b.bucket, b.count};
+  site_of = std::vector<std::uint32_t>();
   // next[i] is now where site i's buckets end.
   for (std::size_t i = 0, begin = 0; i < a.sites.size(); begin = next[i++])
     merge_buckets(by_site.begin() + static_cast<std::ptrdiff_t>(begin),
                   by_site.begin() + static_cast<std::ptrdiff_t>(next[i]), a.sites[i].sizes);
 
-  name_operations(a);
-}
-
-void name_operations(analysis& a) {
-  // Each stack's operation (the allocator frames and the one after them), interned, added to
-  // its site's. A site folds together the operations of one line (a push_back that grows the
-  // vector and the copy of the element it stores), but most sites have one: it is kept with the
-  // site, and only a second one goes to a list of the site's others.
-  operation_classifier classifier(*a.frames);
-  a.operations.assign(1, operation{});
-  std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> index;
-  constexpr std::uint32_t none = ~std::uint32_t{0};
-  std::vector<site_operation> first_of(a.sites.size(), site_operation{none, 0});
-  std::unordered_map<std::uint32_t, std::vector<site_operation>> others;
-  // The operation depends on those frames only, and stacks of one allocating call made from
-  // many places share them: classified once per distinct run of frame ids.
-  std::unordered_map<std::string, std::uint32_t> op_of_frames;
-  std::string frames_key;
-  for (const stack& st : a.stacks) {
-    if (st.totals.allocations == 0) continue;
-    const std::size_t n =
-        std::min<std::size_t>(std::size_t{st.allocator_frames} + 1, st.frame_count);
-    const std::uint32_t* ids = a.frames->ids.data() + st.first_frame;
-    frames_key.assign(reinterpret_cast<const char*>(ids), n * sizeof *ids);
-    const auto [known, first_time] = op_of_frames.try_emplace(frames_key, 0);
-    if (first_time) {
-      operation op = classifier.classify(ids, n);
-      if (!(op.kind == "other" && op.container.empty() && op.member.empty())) {
-        const auto [it, added] =
-            index.try_emplace(std::make_tuple(op.kind, op.container, op.member),
-                              static_cast<std::uint32_t>(a.operations.size()));
-        if (added) a.operations.push_back(std::move(op));
-        known->second = it->second;
-      }
-    }
-    const std::uint32_t id = known->second;
-    site_operation& f = first_of[st.site];
-    if (f.op == none || f.op == id) {
-      f.op = id;
-      f.allocations += st.totals.allocations;
-      continue;
-    }
-    std::vector<site_operation>& more = others[st.site];
-    auto it =
-        std::find_if(more.begin(), more.end(), [&](const site_operation& o) { return o.op == id; });
-    if (it == more.end())
-      more.push_back(site_operation{id, st.totals.allocations});
-    else
-      it->allocations += st.totals.allocations;
-  }
-  // Each site's list, most allocations first.
-  std::vector<std::uint32_t>& first = a.site_operation_first;
-  std::vector<site_operation>& out = a.site_operations;
-  first.assign(a.sites.size() + 1, 0);
-  out.clear();
-  out.reserve(a.sites.size() + others.size());
-  for (std::size_t i = 0; i < a.sites.size(); ++i) {
-    first[i] = static_cast<std::uint32_t>(out.size());
-    if (first_of[i].op == none) continue;
-    out.push_back(first_of[i]);
-    if (auto it = others.find(static_cast<std::uint32_t>(i)); it != others.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      std::stable_sort(out.begin() + first[i], out.end(),
-                       [](const site_operation& x, const site_operation& y) {
-                         return x.allocations > y.allocations;
-                       });
-    }
-    a.sites[i].op = out[first[i]].op;
-  }
-  first[a.sites.size()] = static_cast<std::uint32_t>(out.size());
+  ops.finish(a);
 }
 
 }  // namespace lowalloc::analyze

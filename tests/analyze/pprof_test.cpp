@@ -280,7 +280,7 @@ analysis hand_made() {
   };
   table->ids = {0, 1, 2, 3, 4, 3};
   a.frames = table;
-  a.stacks.resize(3);
+  a.stacks.grow_to(3);
   a.stacks[0].first_frame = 0;
   a.stacks[0].frame_count = 4;
   a.stacks[0].allocator_frames = 1;
