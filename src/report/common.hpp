@@ -97,6 +97,14 @@ class site_writer {
     return *this;
   }
   site_writer& operator<<(const char* s) { return *this << std::string_view(s); }
+  /// A literal: copied at its size known when compiled (no call to memcpy for ", ").
+  template <std::size_t N>
+  site_writer& operator<<(const char (&s)[N]) {
+    if (N - 1 > capacity - size_) return *this << std::string_view(s, N - 1);
+    std::memcpy(buf_.get() + size_, s, N - 1);
+    size_ += N - 1;
+    return *this;
+  }
   site_writer& operator<<(std::uint64_t n) {
     if (capacity - size_ < 20) flush();
     char* p = buf_.get() + size_;
