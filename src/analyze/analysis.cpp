@@ -4,7 +4,6 @@
 
 #include "analyze/accounting.hpp"
 #include "analyze/merge.hpp"
-#include "analyze/runtime.hpp"
 #include "analyze/sites.hpp"
 #include "analyze/trace_reader.hpp"
 #include "trace/format.hpp"
@@ -80,7 +79,6 @@ analysis analyze_bytes(const void* data, std::size_t size, const options& opts,
     }
     // The merge's recorded stacks and the accounting are gone: the sites are built without them.
     build_sites(a, opts.fold_allocator);
-    classify_runtime(a);
     if (damaged) a.truncation = trace_error(damage, damage_offset).what();
     return a;
   }

@@ -171,17 +171,31 @@ std::string_view runtime_reason_key(runtime_reason r) noexcept {
   return "";
 }
 
+struct runtime_classifier::classes {
+  explicit classes(const frame_table& t) : table(t), of(t) {}
+  const frame_table& table;
+  frame_classes of;
+};
+
+runtime_classifier::runtime_classifier(const frame_table& table)
+    : classes_(std::make_unique<classes>(table)) {}
+
+runtime_classifier::~runtime_classifier() = default;
+
+runtime_reason runtime_classifier::of(std::uint32_t first, std::uint32_t n) {
+  const std::uint32_t* ids = classes_->table.ids.data() + first;
+  return classify(n, [&](std::size_t i) { return classes_->of(ids[i]); });
+}
+
 void classify_runtime(analysis& a) {
   a.stack_runtime.assign(a.stacks.size(), 0);
   a.runtime = {};
   if (a.frames == nullptr) return;
-  frame_classes classes(*a.frames);
+  runtime_classifier classifier(*a.frames);
   for (std::size_t s = 0; s < a.stacks.size(); ++s) {
     const stack& st = a.stacks[s];
     if (st.totals.allocations == 0 || st.frame_count == 0) continue;
-    const std::uint32_t* ids = a.frames->ids.data() + st.first_frame;
-    const runtime_reason r =
-        classify(st.frame_count, [&](std::size_t i) { return classes(ids[i]); });
+    const runtime_reason r = classifier.of(st.first_frame, st.frame_count);
     if (r == runtime_reason::none) continue;
     a.stack_runtime[s] = static_cast<std::uint8_t>(r);
     add_counters(a.runtime[static_cast<std::size_t>(r)], st.totals);

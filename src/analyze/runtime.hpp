@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -44,7 +45,24 @@ struct site_runtime {
 /// The sites (index in a.sites) with allocations of the runtime, and their part.
 std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a);
 
-/// Fills a.stack_runtime and a.runtime from a.stacks (build_sites' caller calls it).
+/// Tells why stacks are the runtime's, one at a time, each distinct frame of `table` looked at
+/// once (build_stacks does, as it goes through the stacks).
+class runtime_classifier {
+ public:
+  explicit runtime_classifier(const frame_table& table);
+  ~runtime_classifier();
+  runtime_classifier(const runtime_classifier&) = delete;
+  runtime_classifier& operator=(const runtime_classifier&) = delete;
+  /// Why the allocations of the stack whose frames are table.ids[first, first + n), innermost
+  /// first, are the runtime's; none if they are the program's.
+  runtime_reason of(std::uint32_t first, std::uint32_t n);
+
+ private:
+  struct classes;
+  std::unique_ptr<classes> classes_;
+};
+
+/// Fills a.stack_runtime and a.runtime from a.stacks (build_stacks fills them too).
 void classify_runtime(analysis& a);
 
 }  // namespace lowalloc::analyze

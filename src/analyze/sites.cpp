@@ -6,6 +6,7 @@
 #include "analyze/sites.hpp"
 
 #include "analyze/operation.hpp"
+#include "analyze/runtime.hpp"
 
 #include "analyze/flat_map.hpp"
 #include "analyze/fold.hpp"
@@ -285,13 +286,26 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
   // frames): -1 not yet known.
   std::vector<signed char> start(table->frames.size(), -1);
   stack_operations operations(*table, a.operations);
-  for (stack& st : a.stacks) {
+  // Why each stack is the runtime's (runtime.hpp), in the same pass over the stacks.
+  runtime_classifier runtime(*table);
+  a.stack_runtime.assign(a.stacks.size(), 0);
+  a.runtime = {};
+  for (std::size_t si = 0; si < a.stacks.size(); ++si) {
+    stack& st = a.stacks[si];
     // As detail::fold_count: the leading allocator frames, never the last frame.
     std::uint32_t n = 0;
     while (n + 1 < st.frame_count && allocator[table->ids[st.first_frame + n]]) ++n;
     st.allocator_frames = n;
-    if (st.totals.allocations != 0)
+    if (st.totals.allocations != 0) {
       st.op = operations.of(st.first_frame, std::min(n + 1, st.frame_count));
+      if (st.frame_count != 0) {
+        const runtime_reason r = runtime.of(st.first_frame, st.frame_count);
+        if (r != runtime_reason::none) {
+          a.stack_runtime[si] = static_cast<std::uint8_t>(r);
+          add_counters(a.runtime[static_cast<std::size_t>(r)], st.totals);
+        }
+      }
+    }
     const auto id = [&](std::size_t i) { return table->ids[st.first_frame + i]; };
     st.start_frames = static_cast<std::uint32_t>(detail::start_fold_count(
         st.frame_count, n, [&](std::size_t i) -> const frame& { return table->frames[id(i)]; },

@@ -12,7 +12,8 @@
 
 namespace lowalloc::analyze {
 
-/// Fills a.frames, a.stacks (each stack's operation too, a.operations) and a.stack_sizes from
+/// Fills a.frames, a.stacks (each stack's operation too, a.operations, and why it is the
+/// runtime's, a.stack_runtime and a.runtime) and a.stack_sizes from
 /// the merge's stacks and the accounting's stacks and sizes (symbolized unless opts.symbolize
 /// is false), and frees the accounting's per-stack state once taken. Stacks keep the merge's
 /// numbering.
