@@ -457,6 +457,39 @@ TEST(Analyze, EqualStacksOfDifferentStreamsAreOneSite) {
   EXPECT_EQ(a.sites[1].totals.allocations, 1u);
 }
 
+// Sites in order of allocations, then bytes, descending, and sites equal in both in the order
+// they were first seen: counts and byte totals on both sides of a byte boundary (255/256,
+// 65535/65536), so that a sort that looks at some bytes of the keys only would misplace them.
+TEST(Analyze, SitesAreSortedByAllocationsThenBytesThenFirstSeen) {
+  trace_writer w;
+  w.block(1, 0);
+  std::uint64_t time = 1;
+  std::uint64_t addr = 0x100000;
+  const auto allocs = [&](std::uint64_t stack, std::uint64_t ip, std::uint64_t n,
+                          std::uint64_t size) {
+    w.stack(stack, {ip, 0x9000});
+    for (std::uint64_t k = 0; k < n; ++k) {
+      w.alloc(time++, size, addr, stack);
+      addr += 0x20000;
+    }
+  };
+  allocs(1, 0x1000, 2, 8);      // 2 allocations, 16 bytes
+  allocs(2, 0x2000, 255, 1);    // 255, 255
+  allocs(3, 0x3000, 2, 32768);  // 2, 65536
+  allocs(4, 0x4000, 2, 8);      // 2, 16: as the first, seen after it
+  allocs(5, 0x5000, 256, 1);    // 256, 256
+  allocs(6, 0x6000, 2, 32767);  // 2, 65534
+  allocs(7, 0x7000, 1, 70000);  // 1, 70000
+  allocs(8, 0x8000, 2, 128);    // 2, 256
+  w.end_block();
+  const analysis a = run(w);
+  const std::uint64_t expected[] = {0x5000, 0x2000, 0x3000, 0x6000,
+                                    0x8000, 0x1000, 0x4000, 0x7000};
+  ASSERT_EQ(a.sites.size(), std::size(expected));
+  for (std::size_t i = 0; i < a.sites.size(); ++i)
+    EXPECT_EQ(a.sites[i].stack[0].address, expected[i]) << "site " << i;
+}
+
 // A call-tree node lists its first children and keeps more in a table (merge.cpp): 20 calls
 // from one frame, made by two streams in opposite orders, are 20 sites of two allocations each.
 TEST(Analyze, ANodeWithManyChildrenFindsEachOfThemAgain) {
