@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -107,6 +109,31 @@ TEST(GrowArray, KeepsItsElementsAsItGrows) {
     ASSERT_EQ(v[i].a, std::uint64_t{i} * 7);
     ASSERT_EQ(v[i].b, i);
   }
+}
+
+// A copy has the elements and is apart from the original; at() checks its index.
+TEST(GrowArray, CopiesAreApartAndAtChecksTheIndex) {
+  lowalloc::analyze::detail::grow_array<std::uint64_t> v;
+  v.grow_to(300000);  // past the size where the array is a mapping of its own
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = i * 3;
+  lowalloc::analyze::detail::grow_array<std::uint64_t> copy = v;
+  ASSERT_EQ(copy.size(), v.size());
+  copy[7] = 1;
+  EXPECT_EQ(v[7], 21u);
+  for (std::size_t i = 8; i < copy.size(); ++i) ASSERT_EQ(copy[i], i * 3);
+  EXPECT_EQ(copy.at(299999), 299999u * 3);
+  EXPECT_THROW(copy.at(300000), std::out_of_range);
+  copy = lowalloc::analyze::detail::grow_array<std::uint64_t>();
+  EXPECT_TRUE(copy.empty());
+}
+
+// Faulting pages in ahead of the writes leaves what is written there as it was.
+TEST(GrowArray, PrefaultKeepsTheContents) {
+  std::vector<std::uint32_t> v(std::size_t{4} << 20);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  lowalloc::analyze::detail::prefault(v.data(), v.size() * sizeof v[0]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(v[i], static_cast<std::uint32_t>(i * 2654435761u)) << i;
 }
 
 }  // namespace
