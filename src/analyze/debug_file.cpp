@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -116,10 +117,35 @@ int inflate_debug_file(int fd) {
   std::vector<Elf64_Shdr> sections(eh.e_shnum);
   std::memcpy(sections.data(), in + eh.e_shoff, sections.size() * sizeof(Elf64_Shdr));
 
+  // The name of section i, empty when it cannot be read.
+  const auto name_of = [&](std::size_t i) {
+    if (eh.e_shstrndx == SHN_UNDEF || eh.e_shstrndx >= sections.size()) return std::string_view();
+    const Elf64_Shdr& names = sections[eh.e_shstrndx];
+    if (names.sh_offset > size || names.sh_size > size - names.sh_offset ||
+        sections[i].sh_name >= names.sh_size)
+      return std::string_view();
+    const char* first = reinterpret_cast<const char*>(in + names.sh_offset + sections[i].sh_name);
+    const void* end = std::memchr(first, '\0', names.sh_size - sections[i].sh_name);
+    return end == nullptr
+               ? std::string_view()
+               : std::string_view(first,
+                                  static_cast<std::size_t>(static_cast<const char*>(end) - first));
+  };
   std::vector<inflation> work;
+  std::vector<std::size_t> dropped;
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const Elf64_Shdr& s = sections[i];
     if ((s.sh_flags & SHF_COMPRESSED) == 0 || s.sh_type == SHT_NOBITS) continue;
+    // What symbolization never reads is left out (empty in the copy): variables' locations,
+    // macros, call frames, name indexes. libc's location lists are a sixth of its debug file.
+    if (const std::string_view name = name_of(i);
+        name == ".debug_loclists" || name == ".debug_loc" || name == ".debug_macro" ||
+        name == ".debug_macinfo" || name == ".debug_frame" || name == ".debug_pubnames" ||
+        name == ".debug_pubtypes" || name == ".debug_gnu_pubnames" ||
+        name == ".debug_gnu_pubtypes" || name == ".debug_names") {
+      dropped.push_back(i);
+      continue;
+    }
     if (s.sh_offset > size || s.sh_size > size - s.sh_offset || s.sh_size < sizeof(Elf64_Chdr))
       return -1;
     Elf64_Chdr ch;
@@ -158,6 +184,8 @@ int inflate_debug_file(int fd) {
       for (const inflation& w : work)
         holes.emplace_back(sections[w.section].sh_offset,
                            sections[w.section].sh_offset + sections[w.section].sh_size);
+      for (const std::size_t i : dropped)
+        holes.emplace_back(sections[i].sh_offset, sections[i].sh_offset + sections[i].sh_size);
       std::sort(holes.begin(), holes.end());
       std::uint64_t at = 0;
       for (const auto& [lo, hi] : holes) {
@@ -173,6 +201,10 @@ int inflate_debug_file(int fd) {
           s.sh_offset = w.to;
           s.sh_size = w.size;
           s.sh_addralign = w.align;
+        }
+        for (const std::size_t i : dropped) {
+          sections[i].sh_flags &= ~static_cast<Elf64_Xword>(SHF_COMPRESSED);
+          sections[i].sh_size = 0;
         }
         std::memcpy(out + shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr));
         eh.e_shoff = shoff;

@@ -16,6 +16,8 @@ namespace lowalloc::analyze::detail {
 /// inflate or anything fails: a section that does not inflate to the size its header gives, a
 /// header out of the file's bounds, no memory. The copy holds no byte of the compressed
 /// sections (the places they had are holes), so it costs the inflated sections and the rest.
+/// Compressed sections that symbolization never reads (location lists, macros, call frames,
+/// name indexes) are left empty in the copy, not inflated.
 int inflate_debug_file(int fd);
 
 }  // namespace lowalloc::analyze::detail
