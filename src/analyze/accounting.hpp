@@ -43,10 +43,10 @@ class accounting final : public event_sink {
   /// The stacks, numbered as the merge numbers them, with their counters (stack::totals; the
   /// other fields value-initialized). While the merge runs, the leak counters hold what is live,
   /// and peak_bytes and peak_allocations what was live at the latest peak if the stack's epoch
-  /// is current; after finish(), all four are final. The analysis takes them over (no copy of
-  /// 10^6 stacks' counters): take them once the sizes are read.
+  /// is current; after finish(), all four are final. The analysis takes them over, after
+  /// finish() (no copy of 10^6 stacks' counters); the sizes stay until release_sizes().
   detail::grow_array<stack> take_stacks() noexcept { return std::move(stacks_); }
-  /// Frees the per-stack sizes (once they are read).
+  /// Frees the per-stack sizes and epochs (once the sizes are read).
   void release_sizes() noexcept {
     state_ = detail::grow_array<stack_state>();
     bucket_counts_ = detail::u64_map<std::uint64_t>();

@@ -187,21 +187,6 @@ runtime_reason runtime_classifier::of(std::uint32_t first, std::uint32_t n) {
   return classify(n, [&](std::size_t i) { return classes_->of(ids[i]); });
 }
 
-void classify_runtime(analysis& a) {
-  a.stack_runtime.assign(a.stacks.size(), 0);
-  a.runtime = {};
-  if (a.frames == nullptr) return;
-  runtime_classifier classifier(*a.frames);
-  for (std::size_t s = 0; s < a.stacks.size(); ++s) {
-    const stack& st = a.stacks[s];
-    if (st.totals.allocations == 0 || st.frame_count == 0) continue;
-    const runtime_reason r = classifier.of(st.first_frame, st.frame_count);
-    if (r == runtime_reason::none) continue;
-    a.stack_runtime[s] = static_cast<std::uint8_t>(r);
-    add_counters(a.runtime[static_cast<std::size_t>(r)], st.totals);
-  }
-}
-
 std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a) {
   std::unordered_map<std::uint32_t, site_runtime> out;
   std::unordered_map<std::uint32_t, std::array<std::uint64_t, runtime_reasons>> by_reason;

@@ -46,7 +46,8 @@ struct site_runtime {
 std::unordered_map<std::uint32_t, site_runtime> runtime_by_site(const analysis& a);
 
 /// Tells why stacks are the runtime's, one at a time, each distinct frame of `table` looked at
-/// once (build_stacks does, as it goes through the stacks).
+/// once: build_stacks fills analysis::stack_runtime and analysis::runtime with it as it goes
+/// through the stacks.
 class runtime_classifier {
  public:
   explicit runtime_classifier(const frame_table& table);
@@ -61,9 +62,6 @@ class runtime_classifier {
   struct classes;
   std::unique_ptr<classes> classes_;
 };
-
-/// Fills a.stack_runtime and a.runtime from a.stacks (build_stacks fills them too).
-void classify_runtime(analysis& a);
 
 }  // namespace lowalloc::analyze
 

@@ -483,8 +483,7 @@ TEST(Analyze, SitesAreSortedByAllocationsThenBytesThenFirstSeen) {
   allocs(8, 0x8000, 2, 128);    // 2, 256
   w.end_block();
   const analysis a = run(w);
-  const std::uint64_t expected[] = {0x5000, 0x2000, 0x3000, 0x6000,
-                                    0x8000, 0x1000, 0x4000, 0x7000};
+  const std::uint64_t expected[] = {0x5000, 0x2000, 0x3000, 0x6000, 0x8000, 0x1000, 0x4000, 0x7000};
   ASSERT_EQ(a.sites.size(), std::size(expected));
   for (std::size_t i = 0; i < a.sites.size(); ++i)
     EXPECT_EQ(a.sites[i].stack[0].address, expected[i]) << "site " << i;
