@@ -257,9 +257,10 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   site_writer body(out);
   body << "  \"sites\": [";
   for (std::size_t i = 0; i < sites.size(); ++i) {
-    // Ranked sites lie all over memory, and so do their runs of frame indices: fetching those of
-    // the sites a few places ahead halves the time to write 10^6 sites. (Written here, not in a
-    // function of their own: GCC finds such a function free of effects and drops its calls.)
+    // Ranked sites lie all over memory, and so do their runs of frame indices: those of the sites
+    // a few places ahead are fetched (2% of the time to write 262,145 sites; numbering all the
+    // sites' frames first, in a loop of their own, was 9% slower). Written here, not in a
+    // function of their own: GCC found such a function free of effects and dropped its calls.
     if (i + 16 < sites.size()) __builtin_prefetch(sites[i + 16]);
     if (i + 8 < sites.size() && !sites[i + 8]->stack.empty()) {
       const frame_list& ahead = sites[i + 8]->stack;
