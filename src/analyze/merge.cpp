@@ -325,7 +325,7 @@ bool event_merge::state::load_block(stream& s) {
     decompressor_.decompress(data_, b, s.buffer.get());
     if (file_ != nullptr) file_->release(data_ + b.offset, fmt::block_header_size + b.compressed);
     s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
-    s.decoding = fmt::block_decoding();
+    s.decoding = fmt::block_decoding(index_.version);
     s.ordinal = 0;
     s.ordinal_base += s.slots.size();  // the previous block's allocations
     s.slots.clear();
@@ -344,7 +344,7 @@ bool event_merge::state::load_block(stream& s) {
 void event_merge::state::scan_block(stream& s) {
   s.slots.clear();
   scan_visitor visit{s.slots};
-  fmt::block_decoding decoding;
+  fmt::block_decoding decoding(index_.version);
   while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
   visit.finish();
 }
@@ -514,6 +514,7 @@ struct decode_visitor {
     c.thread_written = (r.flags & fmt::crash_flag_thread_written) != 0;
     c.writer_late = (r.flags & fmt::crash_flag_writer_late) != 0;
     c.more_threads = (r.flags & fmt::crash_flag_more_threads) != 0;
+    c.format_version = m.index_.version;
     while (entries.left() != 0) {
       const fmt::crash_thread e = entries.next();
       c.unwritten.push_back(crash_info::thread{e.tid, e.allocations, e.bytes});

@@ -225,6 +225,7 @@ struct crash_info {
   bool writer_late = false;     // blocks handed over before the crash may be missing too
   bool more_threads = false;    // more threads had unwritten blocks than are listed
   std::vector<thread> unwritten;
+  std::uint16_t format_version = 4;  // of the trace: how few bytes an event takes
 
   /// "SIGSEGV" and the like; "signal N" for a number without a name here.
   std::string signal_name() const {
@@ -244,10 +245,13 @@ struct crash_info {
     }
   }
   /// At most how many frees an unwritten block of `t` held: the bytes its allocations do not
-  /// take, at 4 bytes at least per ALLOC and 3 per free.
-  static std::uint64_t max_frees(const thread& t) {
-    const std::uint64_t alloc_bytes = 4 * t.allocations;
-    return t.bytes > alloc_bytes ? (t.bytes - alloc_bytes) / 3 : 0;
+  /// take, at 3 bytes at least per ALLOC and 2 per free (4 and 3 before format version 4, whose
+  /// events carry their dt).
+  std::uint64_t max_frees(const thread& t) const {
+    const std::uint64_t alloc_min = format_version < 4 ? 4 : 3;
+    const std::uint64_t free_min = format_version < 4 ? 3 : 2;
+    const std::uint64_t alloc_bytes = alloc_min * t.allocations;
+    return t.bytes > alloc_bytes ? (t.bytes - alloc_bytes) / free_min : 0;
   }
 };
 

@@ -192,9 +192,8 @@ void write_json_crash(std::ostream& out, const analyze::crash_info& c) {
   for (std::size_t i = 0; i < c.unwritten.size(); ++i) {
     const analyze::crash_info::thread& t = c.unwritten[i];
     out << (i == 0 ? "" : ", ") << "{\"thread\": " << t.tid
-        << ", \"allocations\": " << t.allocations
-        << ", \"max_frees\": " << analyze::crash_info::max_frees(t) << ", \"bytes\": " << t.bytes
-        << "}";
+        << ", \"allocations\": " << t.allocations << ", \"max_frees\": " << c.max_frees(t)
+        << ", \"bytes\": " << t.bytes << "}";
   }
   out << "]},\n";
 }

@@ -25,7 +25,7 @@ void write_crash(std::ostream& out, const analyze::crash_info& c) {
     std::string threads;
     for (const analyze::crash_info::thread& t : c.unwritten) {
       allocations += t.allocations;
-      frees += analyze::crash_info::max_frees(t);
+      frees += c.max_frees(t);
       if (!threads.empty()) threads += ", ";
       threads += std::to_string(t.tid);
     }

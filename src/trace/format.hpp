@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 3: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 4: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,8 +8,10 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 3;
-// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID.
+inline constexpr std::uint16_t version = 4;
+// Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID;
+// versions 1 to 3 carry the dt of ALLOC, FREE, FREE_LOCAL and FREE_KEPT in the record itself, and
+// lack TICK.
 inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
 
@@ -41,6 +43,7 @@ enum tag : std::uint8_t {
   tag_kept = 0x1F,
   tag_crash = 0x20,
   tag_module_id = 0x21,
+  tag_tick = 0x22,
 };
 
 enum alloc_kind : std::uint8_t {

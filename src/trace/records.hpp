@@ -351,16 +351,24 @@ inline unsigned char* encode(unsigned char* p, const reset_record& r) noexcept {
   return put_varint(p, r.dt);
 }
 
+/// The dt of an event record (ALLOC, FREE, FREE_LOCAL, FREE_KEPT) is a TICK record
+/// before it, written only when it is not 0: at most 1 + max_varint_bytes bytes.
+inline unsigned char* put_tick(unsigned char* p, std::uint64_t dt) noexcept {
+  if (dt == 0) return p;
+  *p++ = tag_tick;
+  return put_varint(p, dt);
+}
+
 inline unsigned char* encode(unsigned char* p, const alloc_record& r) noexcept {
+  p = put_tick(p, r.dt);
   *p++ = static_cast<unsigned char>(unsigned{alloc_record::tag} | unsigned{r.kind});
-  p = put_varint(p, r.dt);
   p = put_varint(p, r.size);
   return put_varint(p, r.stack);
 }
 
 inline unsigned char* encode(unsigned char* p, const free_record& r, block_encoding& b) noexcept {
+  p = put_tick(p, r.dt);
   *p++ = free_record::tag;
-  p = put_varint(p, r.dt);
   p = put_svarint(p, static_cast<std::int64_t>(r.addr - b.free_addr));
   b.free_addr = r.addr;
   return p;
@@ -377,8 +385,8 @@ inline unsigned char* encode(unsigned char* p, const end_record& r) noexcept {
 }
 
 inline unsigned char* encode(unsigned char* p, const free_local_record& r) noexcept {
+  p = put_tick(p, r.dt);
   *p++ = free_local_record::tag;
-  p = put_varint(p, r.dt);
   return put_varint(p, r.distance);
 }
 
@@ -404,8 +412,8 @@ class address_list_encoder {
 
 inline unsigned char* encode(unsigned char* p, const free_kept_record& r,
                              block_encoding& b) noexcept {
+  p = put_tick(p, r.dt);
   *p++ = free_kept_record::tag;
-  p = put_varint(p, r.dt);
   p = put_svarint(p, static_cast<std::int64_t>(r.ordinal - b.free_ordinal));
   b.free_ordinal = r.ordinal;
   return p;
@@ -477,10 +485,25 @@ inline unsigned char* encode(unsigned char* p, const crash_thread& e) noexcept {
 
 // --- decoding ------------------------------------------------------------------------------------
 
-/// What decoding carries from one record to the next within a block.
+/// What decoding carries from one record to the next within a block: deltas, and the dt of the
+/// next event (TICK). A new one for each block.
 struct block_decoding {
+  /// For a file of format `file_version` (before 4, events carry their dt).
+  explicit block_decoding(std::uint16_t file_version = version) noexcept
+      : dt_inline(file_version < 4) {}
+
+  template <class Reader>
+  std::uint64_t event_dt(Reader& r) {
+    if (dt_inline) return r.varint();
+    const std::uint64_t dt = tick;
+    tick = 0;
+    return dt;
+  }
+
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
+  std::uint64_t tick = 0;  // TICK's dt, for the next event
+  bool dt_inline;
 };
 
 /// The items of a list record, decoded one `next()` at a time.
@@ -622,7 +645,8 @@ void skip_rest(Cursor& c) {
 }  // namespace detail
 
 /// Decodes the record at the reader's position and hands it to `visit`: visit(record) for the
-/// records of fixed fields, visit(record, cursor) for those with a list. Returns the tag.
+/// records of fixed fields, visit(record, cursor) for those with a list. Returns the tag. TICK is
+/// not visited: its dt is the next event's.
 template <class Reader, class Visitor>
 std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
   const std::uint8_t tag = r.byte();
@@ -708,9 +732,15 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       visit(rec);
       break;
     }
+    case tag_tick: {
+      if (b.dt_inline) r.fail("a TICK record in a trace of format version 3 or older");
+      const std::uint64_t dt = r.varint();
+      b.tick = b.tick + dt < dt ? ~std::uint64_t{0} : b.tick + dt;
+      break;
+    }
     case tag_free: {
       free_record rec;
-      rec.dt = r.varint();
+      rec.dt = b.event_dt(r);
       b.free_addr += static_cast<std::uint64_t>(r.svarint());
       rec.addr = b.free_addr;
       visit(rec);
@@ -730,7 +760,7 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
     }
     case tag_free_local: {
       free_local_record rec;
-      rec.dt = r.varint();
+      rec.dt = b.event_dt(r);
       rec.distance = r.varint();
       visit(rec);
       break;
@@ -745,7 +775,7 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
     }
     case tag_free_kept: {
       free_kept_record rec;
-      rec.dt = r.varint();
+      rec.dt = b.event_dt(r);
       b.free_ordinal += static_cast<std::uint64_t>(r.svarint());
       rec.ordinal = b.free_ordinal;
       visit(rec);
@@ -791,7 +821,7 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       if (tag >= tag_alloc && tag < tag_alloc + 8) {
         alloc_record rec;
         rec.kind = static_cast<alloc_kind>(tag - tag_alloc);
-        rec.dt = r.varint();
+        rec.dt = b.event_dt(r);
         rec.size = r.varint();
         rec.stack = r.varint();
         visit(rec);

@@ -175,7 +175,10 @@ void set_trace_path(const char* path) { std::snprintf(trace_path, sizeof trace_p
 
 bool start_compressor() {
   cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  // Level 2, not 1: on a 64 KiB block its double hash finds the long repeats of a trace that level
+  // 1's single hash of 6 bytes misses for a shorter, nearer match (a program whose every stack is
+  // new: 4.7 MB instead of 6.7), for the same time.
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 2);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   compress_capacity = ZSTD_compressBound(buffer_bytes);
   compress_buffer = static_cast<unsigned char*>(map_memory(compress_capacity));

@@ -73,10 +73,10 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(4);
+  trace_writer w(5);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 4; this lowalloc reads versions 1 to 3"));
+  EXPECT_TRUE(contains(m, "trace format version 5; this lowalloc reads versions 1 to 4"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));
@@ -237,8 +237,7 @@ TEST(Errors, HugeVarintLengths) {
 TEST(Errors, RecordRunningPastThePayload) {
   trace_writer w;
   two_good_blocks(w);
-  std::string rec = "\x10";  // ALLOC with its dt and size, then nothing
-  trace_writer::put_varint(rec, 1);
+  std::string rec = "\x10";  // ALLOC with its size, then nothing
   trace_writer::put_varint(rec, 8);
   w.block(1, 5).raw(rec).end_block();
   const analysis a = run(w.file());

@@ -269,7 +269,60 @@ TEST(Records, CrashNamesTheSignalTheThreadAndTheUnwrittenBlocks) {
       decode_all(payload),
       (std::vector<std::string>{"time 1000 5", "crash 2 11 4242 1 2 4243:100:1500 4244:0:300"}));
   EXPECT_EQ(fmt::tag_crash, 0x20);
-  EXPECT_EQ(fmt::version, 3);
+}
+
+std::vector<std::string> decode_all(const std::string& payload, std::uint16_t version) {
+  const auto* b = reinterpret_cast<const std::uint8_t*>(payload.data());
+  payload_reader r(b, b + payload.size());
+  fmt::block_decoding block(version);
+  recorder_of_fields v;
+  while (!r.done()) fmt::decode_record(r, block, v);
+  return v.seen;
+}
+
+// Format version 4: an event's dt is a TICK record before it when not 0. The encoders write what
+// the writer writes, and both decode to the events of the version 3 encoding of the same block.
+TEST(Records, TicksDecodeToTheEventsOfVersion3) {
+  EXPECT_EQ(fmt::version, 4);
+  EXPECT_EQ(fmt::tag_tick, 0x22);
+  const auto block = [](trace_writer& w) {
+    w.begin_block(1).time(100, 5);
+    for (std::uint64_t i = 0; i < 5; ++i) w.alloc(100 + i / 4, 8 + i, 0xA000 + 16 * i, 1);
+    w.free(103, 0xA020);
+    w.free(103, 0xA040);
+    w.free(107, 0xA000);
+    w.free_kept(107, 9).free_address(300, 0x5000);
+  };
+  trace_writer v4;
+  block(v4);
+  trace_writer v3(3);
+  block(v3);
+  const std::vector<std::string> events = {
+      "time 100 5",     "alloc 0 0 8 1",  "alloc 0 0 9 1",  "alloc 0 0 10 1",
+      "alloc 0 0 11 1", "alloc 0 1 12 1", "free_local 2 2", "free_local 0 0",
+      "free_local 4 4", "free_kept 0 9",  "free 193 20480",
+  };
+  EXPECT_EQ(decode_all(v3.payload(), 3), events);
+  EXPECT_EQ(decode_all(v4.payload(), 4), events);
+  // 11 bytes of dt fewer (10 events, one dt of 2 bytes), 4 TICKs (of 2, 2, 2 and 3 bytes) more.
+  EXPECT_EQ(v4.payload().size() + 2, v3.payload().size());
+
+  std::vector<unsigned char> buf(256);
+  fmt::block_encoding enc;
+  unsigned char* p = fmt::encode(buf.data(), fmt::time_record{100, 5});
+  for (std::uint64_t i = 0; i < 5; ++i)
+    p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, i == 4 ? 1u : 0u, 8 + i, 1});
+  p = fmt::encode(p, fmt::free_local_record{2, 2});
+  p = fmt::encode(p, fmt::free_local_record{0, 0});
+  p = fmt::encode(p, fmt::free_local_record{4, 4});
+  p = fmt::encode(p, fmt::free_kept_record{0, 9}, enc);
+  p = fmt::encode(p, fmt::free_record{193, 0x5000}, enc);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf.data()),
+                        static_cast<std::size_t>(p - buf.data())),
+            v4.payload());
+  // Ticks add up until an event takes them; the next event's dt is 0 again.
+  EXPECT_EQ(decode_all(std::string("\x22\x02\x22\x03\x10\x08\x01\x10\x08\x01", 10), 4),
+            (std::vector<std::string>{"alloc 0 5 8 1", "alloc 0 0 8 1"}));
 }
 
 // A visitor that takes no list item: the decoder still leaves the reader at the next record.
@@ -293,6 +346,21 @@ TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   fmt::block_decoding block;
   while (!r.done()) fmt::decode_record(r, block, v);
   EXPECT_EQ(v.records, 21);
+}
+
+TEST(Records, Version4RecordsInAnOlderTraceFail) {
+  const auto fails_with = [](const std::string& payload, const std::string& what) {
+    try {
+      decode_all(payload, 3);
+    } catch (const payload_error& e) {
+      return std::string(e.what()).find(what) != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(
+      fails_with(std::string("\x22\x01", 2), "a TICK record in a trace of format version 3"));
+  EXPECT_TRUE(fails_with(std::string("\x10\x00\x08\x01\x22\x01\x10\x00\x08\x01", 10),
+                         "a TICK record in a trace of format version 3"));
 }
 
 TEST(Records, RuleBreakingRecordsFail) {

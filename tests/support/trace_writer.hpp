@@ -8,8 +8,9 @@
 //   w.save(path);
 //
 // Event methods take absolute times in ticks: the writer turns them into the dt of the stream
-// clock. Like the recorder, it writes no address in ALLOC: free() of an allocation made earlier
-// in the open block becomes a FREE_LOCAL, any other free() a FREE with the address, and
+// clock (from format version 4, a TICK record before an event whose dt is not 0). Like the
+// recorder, it writes no address in ALLOC: free() of an allocation made earlier in the open block
+// becomes a FREE_LOCAL, any other free() a FREE with the address, and
 // end_block() lists the block's allocations that were not freed in an ADDRESSES record. Then it
 // compresses the block (zstd, with a content checksum) and appends it to the file.
 #ifndef LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
@@ -35,7 +36,8 @@ class trace_writer {
 
   /// A file header of the given version (and header size).
   explicit trace_writer(std::uint16_t version = lowalloc::trace_format::version,
-                        std::uint16_t header_size = lowalloc::trace_format::file_header_size) {
+                        std::uint16_t header_size = lowalloc::trace_format::file_header_size)
+      : version_(version) {
     file_.append(lowalloc::trace_format::file_magic, 8);
     put_u16(file_, version);
     put_u16(file_, header_size);
@@ -217,8 +219,7 @@ class trace_writer {
   /// recorder does (its free was not seen).
   trace_writer& alloc(std::uint64_t t, std::uint64_t size, std::uint64_t addr,
                       std::uint64_t stack_id, unsigned kind = 0) {
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_alloc | kind);
-    put_varint(payload_, dt(t));
+    event(lowalloc::trace_format::tag_alloc | kind, t);
     put_varint(payload_, size);
     put_varint(payload_, stack_id);
     for (block_alloc& a : allocs_)
@@ -230,16 +231,14 @@ class trace_writer {
   /// free_address()) or lists it (addresses()) itself. For large generated traces, where keeping
   /// every allocation of a block would be quadratic.
   trace_writer& alloc_untracked(std::uint64_t t, std::uint64_t size, std::uint64_t stack_id) {
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_alloc);
-    put_varint(payload_, dt(t));
+    event(lowalloc::trace_format::tag_alloc, t);
     put_varint(payload_, size);
     put_varint(payload_, stack_id);
     return *this;
   }
   /// FREE of `addr` as written, whatever the block allocated.
   trace_writer& free_address(std::uint64_t t, std::uint64_t addr) {
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_free);
-    put_varint(payload_, dt(t));
+    event(lowalloc::trace_format::tag_free, t);
     put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
     prev_addr_ = addr;
     return *this;
@@ -256,8 +255,7 @@ class trace_writer {
   }
   /// FREE_LOCAL as written: frees the allocation `distance` back in the block.
   trace_writer& free_local(std::uint64_t t, std::uint64_t distance) {
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_free_local);
-    put_varint(payload_, dt(t));
+    event(lowalloc::trace_format::tag_free_local, t);
     put_varint(payload_, distance);
     return *this;
   }
@@ -277,8 +275,7 @@ class trace_writer {
   }
   /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`.
   trace_writer& free_kept(std::uint64_t t, std::uint64_t ordinal) {
-    payload_ += static_cast<char>(lowalloc::trace_format::tag_free_kept);
-    put_varint(payload_, dt(t));
+    event(lowalloc::trace_format::tag_free_kept, t);
     put_svarint(payload_, static_cast<std::int64_t>(ordinal - prev_ordinal_));
     prev_ordinal_ = ordinal;
     return *this;
@@ -373,6 +370,20 @@ class trace_writer {
   }
 
  private:
+  // The tag of an event record and its dt: a TICK first from version 4, inline before.
+  void event(unsigned tag, std::uint64_t t) {
+    const std::uint64_t d = dt(t);
+    if (version_ < 4) {
+      payload_ += static_cast<char>(tag);
+      put_varint(payload_, d);
+      return;
+    }
+    if (d != 0) {
+      payload_ += static_cast<char>(lowalloc::trace_format::tag_tick);
+      put_varint(payload_, d);
+    }
+    payload_ += static_cast<char>(tag);
+  }
   std::uint64_t dt(std::uint64_t t) {
     std::uint64_t& c = clock_[stream_];
     if (t < c) throw std::logic_error("trace_writer: time goes backwards in a stream");
@@ -386,6 +397,7 @@ class trace_writer {
     alloc_state state;
   };
 
+  std::uint16_t version_;
   bytes file_;
   std::vector<block_alloc> allocs_;  // the open block's allocations, by ordinal
   bytes payload_;

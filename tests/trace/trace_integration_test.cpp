@@ -309,6 +309,22 @@ TEST_F(trace_test, malloc_free_loop) {
   expect_counts(delta("malloc_loop", k_iterations), e);
 }
 
+TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved) {
+  // Format version 4: events carry no time of their own; a TICK record before one says the
+  // stream clock moved. 200,000 allocations and frees take some milliseconds, several ticks of
+  // 65 to 130 us, and far fewer ticks than events.
+  traced t = trace("malloc_loop", {"100000"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const record_census c = census(t.trace);
+  const std::int64_t events =
+      c.of(fmt::tag_alloc) + c.of(fmt::tag_free_local) + c.of(fmt::tag_free);
+  EXPECT_GE(events, 200000);
+  EXPECT_GE(c.of(fmt::tag_tick), 2);
+  EXPECT_LT(c.of(fmt::tag_tick) * 20, events);
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_GT(a.run_time_seconds, 0.0);
+}
+
 TEST_F(trace_test, calloc_counts_count_times_size_and_failures_count_nothing) {
   expected e;
   e.allocations = e.frees = e.temporary = k_iterations;
