@@ -89,6 +89,9 @@ struct stream {
   std::size_t current_block = 0;
   std::unique_ptr<std::uint8_t[]> buffer;
   std::size_t capacity = 0;
+  std::size_t payload_size = 0;           // of the block in `buffer`
+  std::unique_ptr<std::uint8_t[]> spare;  // the previous block's payload
+  std::size_t spare_capacity = 0;
   payload_reader reader;
   fmt::block_decoding decoding;
   std::uint64_t clock = 0;
@@ -317,12 +320,19 @@ bool event_merge::state::load_block(stream& s) {
   while (s.next_block < s.blocks.size()) {
     s.current_block = s.blocks[s.next_block++];
     const block_ref& b = index_.blocks[s.current_block];
+    // The previous block's payload stays in `spare`: a prefixed block is decompressed with it.
+    std::swap(s.buffer, s.spare);
+    std::swap(s.capacity, s.spare_capacity);
+    const std::size_t previous = s.payload_size;
+    s.payload_size = 0;
     if (b.decompressed > s.capacity || s.buffer == nullptr) {
       s.capacity = std::max<std::size_t>(b.decompressed, 1);
       s.buffer.reset(new std::uint8_t[s.capacity]);
     }
     s.reader = payload_reader();  // an error below is about the block, not a record
-    decompressor_.decompress(data_, b, s.buffer.get());
+    decompressor_.decompress(data_, b, s.buffer.get(), s.spare == nullptr ? nullptr : s.spare.get(),
+                             previous);
+    s.payload_size = b.decompressed;
     if (file_ != nullptr) file_->release(data_ + b.offset, fmt::block_header_size + b.compressed);
     s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
     s.decoding = fmt::block_decoding(index_.version);
@@ -338,6 +348,8 @@ bool event_merge::state::load_block(stream& s) {
   }
   s.buffer.reset();
   s.capacity = 0;
+  s.spare.reset();
+  s.spare_capacity = 0;
   return false;
 }
 

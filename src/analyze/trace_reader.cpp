@@ -76,6 +76,8 @@ file_index index_blocks(const std::uint8_t* data, std::size_t size, const file_b
     b.compressed = load_u32(h + 4);
     b.decompressed = load_u32(h + 8);
     b.stream = load_u32(h + 12);
+    b.prefixed = (b.stream & fmt::stream_prefixed) != 0 && index.version >= 4;
+    if (b.prefixed) b.stream &= ~fmt::stream_prefixed;
     if (load_u32(h) != fmt::block_magic) {
       stop("bad block magic");
       break;
@@ -149,7 +151,8 @@ decompressor::decompressor() : ctx_(ZSTD_createDCtx()) {
 
 decompressor::~decompressor() { ZSTD_freeDCtx(ctx_); }
 
-void decompressor::decompress(const std::uint8_t* file, const block_ref& block, std::uint8_t* out) {
+void decompressor::decompress(const std::uint8_t* file, const block_ref& block, std::uint8_t* out,
+                              const std::uint8_t* prefix, std::size_t prefix_size) {
   const std::uint8_t* src = file + block.offset + fmt::block_header_size;
   const std::size_t frame = ZSTD_findFrameCompressedSize(src, block.compressed);
   if (ZSTD_isError(frame))
@@ -161,7 +164,15 @@ void decompressor::decompress(const std::uint8_t* file, const block_ref& block, 
   if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != block.decompressed)
     throw payload_error("the zstd frame holds " + std::to_string(content) +
                         " bytes, the block header says " + std::to_string(block.decompressed));
+  if (block.prefixed) {
+    if (prefix == nullptr)
+      throw payload_error(
+          "the block is compressed against its stream's previous block, and the "
+          "stream has none");
+    ZSTD_DCtx_refPrefix(ctx_, prefix, prefix_size);  // for this frame only
+  }
   const std::size_t n = ZSTD_decompressDCtx(ctx_, out, block.decompressed, src, block.compressed);
+  if (block.prefixed) ZSTD_DCtx_reset(ctx_, ZSTD_reset_session_and_parameters);
   if (ZSTD_isError(n))
     throw payload_error(std::string("payload does not decompress (zstd: ") + ZSTD_getErrorName(n) +
                         ")");

@@ -25,6 +25,7 @@ struct block_ref {
   std::uint32_t compressed = 0;
   std::uint32_t decompressed = 0;
   std::uint32_t stream = 0;
+  bool prefixed = false;  // compressed against the stream's previous block (stream_prefixed)
 };
 
 struct file_index {
@@ -116,9 +117,12 @@ class decompressor {
   decompressor(const decompressor&) = delete;
   decompressor& operator=(const decompressor&) = delete;
 
-  /// Decompresses `block` of the file into `out` (at least block.decompressed bytes). Throws
-  /// payload_error for a zstd error, a checksum failure or a size that differs from the header.
-  void decompress(const std::uint8_t* file, const block_ref& block, std::uint8_t* out);
+  /// Decompresses `block` of the file into `out` (at least block.decompressed bytes); a prefixed
+  /// block with `prefix`, the payload of its stream's previous block (null if there is none).
+  /// Throws payload_error for a zstd error, a checksum failure, a size that differs from the
+  /// header or a prefixed block without a previous one.
+  void decompress(const std::uint8_t* file, const block_ref& block, std::uint8_t* out,
+                  const std::uint8_t* prefix = nullptr, std::size_t prefix_size = 0);
 
  private:
   ZSTD_DCtx_s* ctx_;

@@ -17,6 +17,9 @@ inline constexpr std::uint16_t file_header_size = 16;
 
 inline constexpr std::uint32_t block_magic = 0x4B4C424C;  // "LBLK" little-endian
 inline constexpr std::uint32_t block_header_size = 16;
+// In a block header's stream id (version 4): the payload was compressed with the payload of the
+// stream's previous block in the file as a zstd prefix.
+inline constexpr std::uint32_t stream_prefixed = 0x80000000u;
 inline constexpr std::uint32_t max_block_bytes = 16u << 20;
 inline constexpr std::uint32_t max_string_bytes = 64u << 10;
 // A GNU build id is 20 bytes (SHA-1) for GCC and clang; the record keeps up to this many.

@@ -35,6 +35,40 @@ unsigned char* compress_buffer = nullptr;
 std::size_t compress_capacity = 0;
 char trace_path[4096];
 
+// The last block written of up to prefix_slots streams. A stream's next block is compressed with
+// it as a zstd prefix: a program's blocks repeat one another (the same stacks, sizes and runs of
+// events), which a block compressed alone cannot use (a clang++ compile: 11.3 MB of trace
+// instead of 13.4 MB). A stream without a slot (more than 16 threads writing in turn) takes one
+// round robin; its block is then compressed alone. Under file_mutex.
+constexpr std::size_t prefix_slots = 16;
+constexpr std::size_t prefix_bytes = buffer_bytes + trailer_bytes;  // the largest block
+struct prefix_slot {
+  std::uint32_t stream;  // 0: free
+  std::size_t size;
+};
+prefix_slot prefixes[prefix_slots];
+unsigned char* prefix_memory = nullptr;  // prefix_slots * prefix_bytes, touched as slots fill
+std::size_t prefix_next = 0;
+
+std::size_t prefix_slot_of(std::uint32_t stream) {
+  for (std::size_t k = 0; k < prefix_slots; ++k)
+    if (prefixes[k].stream == stream) return k;
+  return prefix_slots;
+}
+
+// `data` is now the last block of `stream` in the file.
+void remember_block(std::size_t slot, const unsigned char* data, std::size_t size,
+                    std::uint32_t stream) {
+  if (prefix_memory == nullptr) return;
+  if (slot == prefix_slots) slot = prefix_next++ % prefix_slots;
+  if (size > prefix_bytes) {
+    prefixes[slot].stream = 0;
+    return;
+  }
+  std::memcpy(prefix_memory + slot * prefix_bytes, data, size);
+  prefixes[slot] = prefix_slot{stream, size};
+}
+
 void manifest(const char* kind, const char* text) {
   if (manifest_path[0] == 0) return;
   int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -91,8 +125,13 @@ void write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
     open_trace_file();  // the block begins with the child's PROCESS, THREAD and MODULE records
   }
   if (trace_fd < 0 || !tracing.load(std::memory_order_relaxed)) return;
+  const std::size_t slot = prefix_slot_of(stream);
+  const bool prefixed = slot != prefix_slots && prefixes[slot].size != 0;
+  if (prefixed) ZSTD_CCtx_refPrefix(cctx, prefix_memory + slot * prefix_bytes, prefixes[slot].size);
   std::size_t n = ZSTD_compress2(cctx, compress_buffer, compress_capacity, data, size);
   if (ZSTD_isError(n)) {
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+    if (slot != prefix_slots) prefixes[slot].stream = 0;  // the next block has no previous one
     lost_events.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -100,20 +139,25 @@ void write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   put_u32(header, fmt::block_magic);
   put_u32(header + 4, static_cast<std::uint32_t>(n));
   put_u32(header + 8, static_cast<std::uint32_t>(size));
-  put_u32(header + 12, stream);
+  put_u32(header + 12, prefixed ? stream | fmt::stream_prefixed : stream);
   iovec parts[2] = {{header, sizeof header}, {compress_buffer, n}};
   ssize_t total = static_cast<ssize_t>(sizeof header + n);
   ssize_t w;
   do w = writev(trace_fd, parts, 2);
   while (w < 0 && errno == EINTR);
-  if (w == total) return;
+  if (w == total) {
+    remember_block(slot, data, size, stream);
+    return;
+  }
   if (w < 0)
     stop_tracing(std::strerror(errno));
-  else if (w >= static_cast<ssize_t>(sizeof header))
-    (void)write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
-                      static_cast<std::size_t>(total - w));
-  else
+  else if (w >= static_cast<ssize_t>(sizeof header)) {
+    if (write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
+                    static_cast<std::size_t>(total - w)))
+      remember_block(slot, data, size, stream);
+  } else {
     stop_tracing("short write");
+  }
 }
 
 // The writer thread. Each thread has two buffers: it fills one while the writer writes the
@@ -180,8 +224,9 @@ bool start_compressor() {
   // new: 4.7 MB instead of 6.7), for the same time.
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 2);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  compress_capacity = ZSTD_compressBound(buffer_bytes);
+  compress_capacity = ZSTD_compressBound(prefix_bytes);
   compress_buffer = static_cast<unsigned char*>(map_memory(compress_capacity));
+  prefix_memory = static_cast<unsigned char*>(map_memory(prefix_slots * prefix_bytes));
   if (cctx == nullptr || compress_buffer == nullptr) {
     say("cannot set up the trace compressor; the program runs on untraced");
     return false;
@@ -303,6 +348,9 @@ void crash_write_block(const unsigned char* data, std::size_t size, std::uint32_
     open_trace_file();
   }
   if (trace_fd < 0) return;
+  // Stored alone: a later block of the stream (none is expected) would have no prefix.
+  const std::size_t slot = prefix_slot_of(stream);
+  if (slot != prefix_slots) prefixes[slot].stream = 0;
   // A zstd frame (RFC 8878): magic, a descriptor for a single segment with a 4-byte content
   // size, then raw blocks of at most 128 KiB, each under a 3-byte header.
   constexpr std::size_t max_raw = 128 * 1024;
@@ -353,6 +401,8 @@ void sink_fork_child() {
   writer_running = false;
   queue_head = queue_tail = 0;
   writing = 0;
+  // The child's file begins anew: no block of it has a previous one yet.
+  for (prefix_slot& p : prefixes) p = prefix_slot{0, 0};
   if (tls_state != nullptr) tls_state->busy[0] = tls_state->busy[1] = false;
 }
 

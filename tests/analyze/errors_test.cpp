@@ -165,6 +165,69 @@ TEST(Errors, FlippedByteInTheCompressedPayload) {
   }
 }
 
+// Format version 4: a block compressed against its stream's previous block reads as the same
+// block compressed alone; without a previous block in its stream, or against another payload, it
+// is damage, and the blocks before it read.
+TEST(Errors, BlocksCompressedAgainstTheStreamsPreviousBlock) {
+  const auto blocks = [](trace_writer& w, bool prefixed) {
+    w.block(1, 0).stack(1, {0x1000});
+    // Sizes no block repeats within itself, and every block repeats.
+    for (std::uint64_t i = 0; i < 100; ++i)
+      w.alloc(1, i * 7919 % 1000, 0x1000 + 32 * i, 1).free(1, 0x1000 + 32 * i);
+    w.end_block();
+    w.block(2, 1).stack(1, {0x2000}).alloc(1, 8, 0x9000, 1).free(2, 0x9000).end_block();
+    for (std::uint64_t k = 0; k < 3; ++k) {
+      w.block(1, 2 + k);
+      for (std::uint64_t i = 0; i < 100; ++i)
+        w.alloc(2 + k, i * 7919 % 1000, 0x1000 + 32 * i, 1).free(2 + k, 0x1000 + 32 * i);
+      if (prefixed)
+        w.end_block_prefixed();
+      else
+        w.end_block();
+    }
+  };
+  trace_writer alone;
+  blocks(alone, false);
+  trace_writer prefixed;
+  blocks(prefixed, true);
+  EXPECT_LT(prefixed.file().size() + 100, alone.file().size());
+  const analysis a = run(alone.file());
+  const analysis b = run(prefixed.file());
+  EXPECT_TRUE(b.truncation.empty()) << b.truncation;
+  EXPECT_EQ(b.totals.allocations, 401u);
+  EXPECT_EQ(b.totals.allocations, a.totals.allocations);
+  EXPECT_EQ(b.totals.frees, a.totals.frees);
+  EXPECT_EQ(b.totals.temporary, a.totals.temporary);
+  EXPECT_EQ(b.run_time_seconds, a.run_time_seconds);
+
+  // The first block of its stream, flagged: nothing to decompress it against.
+  trace_writer first;
+  const std::size_t good = two_good_blocks(first);
+  first.block(3, 5).stack(1, {0x1000}).alloc(5, 8, 0x100, 1).end_block_prefixed();
+  const analysis c = run(first.file());
+  EXPECT_EQ(c.totals.allocations, 4u);
+  EXPECT_TRUE(contains(c.truncation, "compressed against its stream's previous block"))
+      << c.truncation;
+  EXPECT_TRUE(contains(c.truncation, "at byte " + std::to_string(good))) << c.truncation;
+
+  // Compressed against a payload that is not the stream's previous block.
+  trace_writer other;
+  const std::size_t good2 = two_good_blocks(other);
+  other.block(2, 5).stack(1, {0x1000});
+  for (std::uint64_t i = 0; i < 50; ++i) other.alloc(5, 24, 0x5000 + 32 * i, 1);
+  other.end_block();
+  other.block(1, 6);
+  for (std::uint64_t i = 0; i < 50; ++i) other.alloc(6, 24, 0x7000 + 32 * i, 1);
+  const std::string payload = other.payload() + "\x1c";  // ADDRESSES of none
+  const std::string wrong = other.previous_payload(2);
+  other.end_block_raw(trace_writer::compress(payload + std::string(1, '\0'), &wrong),
+                      payload.size() + 1, true);
+  const analysis d = run(other.file());
+  EXPECT_EQ(d.totals.allocations, 54u);  // stream 2's block is good
+  EXPECT_TRUE(contains(d.truncation, "zstd")) << d.truncation;
+  EXPECT_FALSE(contains(d.truncation, "at byte " + std::to_string(good2))) << d.truncation;
+}
+
 TEST(Errors, UnknownTag) {
   trace_writer w;
   const std::size_t good = two_good_blocks(w);

@@ -91,33 +91,36 @@ class trace_writer {
 
   /// Ends the open block with ADDRESSES (if `addresses` and an allocation of the block is not
   /// freed in it), compresses it and appends it; returns the file offset of its header.
-  std::size_t end_block(bool addresses = true) {
-    if (addresses) {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
-      for (std::size_t i = 0; i < allocs_.size(); ++i)
-        if (allocs_[i].state == unfreed) listed.emplace_back(i, allocs_[i].addr);
-      if (!listed.empty()) this->addresses(listed);
-    }
-    return end_block_raw(compress(payload_), payload_.size());
-  }
+  std::size_t end_block(bool addresses = true) { return end(addresses, false); }
 
-  /// Appends the open block with `compressed` as its payload bytes and the given size fields.
-  std::size_t end_block_raw(const bytes& compressed, std::size_t decompressed_size) {
+  /// end_block(), the payload compressed with the payload of the stream's previous block as a
+  /// zstd prefix, and the header's stream id flagged so (format version 4).
+  std::size_t end_block_prefixed(bool addresses = true) { return end(addresses, true); }
+
+  /// Appends the open block with `compressed` as its payload bytes and the given size fields (and
+  /// the stream id's prefixed flag).
+  std::size_t end_block_raw(const bytes& compressed, std::size_t decompressed_size,
+                            bool prefixed = false) {
     if (!open_) throw std::logic_error("trace_writer: no open block");
     open_ = false;
     const std::size_t offset = file_.size();
     put_u32(file_, lowalloc::trace_format::block_magic);
     put_u32(file_, static_cast<std::uint32_t>(compressed.size()));
     put_u32(file_, static_cast<std::uint32_t>(decompressed_size));
-    put_u32(file_, stream_);
+    put_u32(file_, prefixed ? stream_ | lowalloc::trace_format::stream_prefixed : stream_);
     file_ += compressed;
+    previous_[stream_] = payload_;
     return offset;
   }
 
-  static bytes compress(const bytes& payload) {
+  /// The payload of the stream's last block ended (empty if none).
+  const bytes& previous_payload(std::uint32_t stream) { return previous_[stream]; }
+
+  static bytes compress(const bytes& payload, const bytes* prefix = nullptr) {
     ZSTD_CCtx* c = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
     ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+    if (prefix != nullptr) ZSTD_CCtx_refPrefix(c, prefix->data(), prefix->size());
     bytes out(ZSTD_compressBound(payload.size()), '\0');
     const std::size_t n = ZSTD_compress2(c, out.data(), out.size(), payload.data(), payload.size());
     ZSTD_freeCCtx(c);
@@ -370,6 +373,17 @@ class trace_writer {
   }
 
  private:
+  std::size_t end(bool addresses, bool prefixed) {
+    if (addresses) {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
+      for (std::size_t i = 0; i < allocs_.size(); ++i)
+        if (allocs_[i].state == unfreed) listed.emplace_back(i, allocs_[i].addr);
+      if (!listed.empty()) this->addresses(listed);
+    }
+    return end_block_raw(compress(payload_, prefixed ? &previous_[stream_] : nullptr),
+                         payload_.size(), prefixed);
+  }
+
   // The tag of an event record and its dt: a TICK first from version 4, inline before.
   void event(unsigned tag, std::uint64_t t) {
     const std::uint64_t d = dt(t);
@@ -406,6 +420,7 @@ class trace_writer {
   std::uint64_t prev_addr_ = 0;
   std::uint64_t prev_ordinal_ = 0;
   std::map<std::uint32_t, std::uint64_t> clock_;
+  std::map<std::uint32_t, bytes> previous_;  // each stream's last payload
 };
 
 }  // namespace lowalloc_test

@@ -85,6 +85,8 @@ struct record_census {
   std::map<std::uint8_t, std::int64_t> records;
   std::int64_t listed_addresses = 0;  // ADDRESSES entries
   std::int64_t live_entries = 0;      // LIVE entries
+  std::int64_t blocks = 0;
+  std::int64_t prefixed_blocks = 0;  // compressed against their stream's previous block
   std::int64_t of(std::uint8_t tag) const {
     const auto it = records.find(tag);
     return it == records.end() ? 0 : it->second;
@@ -113,9 +115,15 @@ record_census census(const fs::path& file) {
   detail::file_bytes bytes(file.string());
   const detail::file_index index = detail::index_blocks(bytes.data(), bytes.size());
   detail::decompressor z;
+  std::map<std::uint32_t, std::vector<std::uint8_t>> previous;  // each stream's last payload
   for (const detail::block_ref& b : index.blocks) {
     std::vector<std::uint8_t> payload(b.decompressed);
-    z.decompress(bytes.data(), b, payload.data());
+    const auto prev = previous.find(b.stream);
+    if (b.prefixed) ++c.prefixed_blocks;
+    ++c.blocks;
+    z.decompress(bytes.data(), b, payload.data(),
+                 prev == previous.end() ? nullptr : prev->second.data(),
+                 prev == previous.end() ? 0 : prev->second.size());
     detail::payload_reader r(payload.data(), payload.data() + payload.size());
     fmt::block_decoding decoding;
     census_visitor visit{c};
@@ -124,6 +132,7 @@ record_census census(const fs::path& file) {
       if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
       ++c.records[tag];
     }
+    previous[b.stream] = std::move(payload);
   }
   return c;
 }
@@ -309,7 +318,7 @@ TEST_F(trace_test, malloc_free_loop) {
   expect_counts(delta("malloc_loop", k_iterations), e);
 }
 
-TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved) {
+TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved_and_blocks_chain) {
   // Format version 4: events carry no time of their own; a TICK record before one says the
   // stream clock moved. 200,000 allocations and frees take some milliseconds, several ticks of
   // 65 to 130 us, and far fewer ticks than events.
@@ -323,6 +332,10 @@ TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved) {
   EXPECT_LT(c.of(fmt::tag_tick) * 20, events);
   const analyze::analysis a = read_complete(t.trace);
   EXPECT_GT(a.run_time_seconds, 0.0);
+  // One thread, one stream: each of its blocks after the first is compressed against the one
+  // before it.
+  EXPECT_GE(c.blocks, 3);
+  EXPECT_EQ(c.prefixed_blocks, c.blocks - 1);
 }
 
 TEST_F(trace_test, calloc_counts_count_times_size_and_failures_count_nothing) {
@@ -435,6 +448,26 @@ TEST_F(trace_test, four_threads_at_once) {
   traced t = trace("threads", {"10"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_GE(read_complete(t.trace).threads, 4u);
+}
+
+TEST_F(trace_test, forty_threads_take_turns_at_the_writers_sixteen_previous_blocks) {
+  // The writer keeps the last block of 16 streams to compress the next one against: 40 threads
+  // writing several blocks each at once take the slots from one another, and a block whose stream
+  // lost its slot is compressed alone. Every event is there either way.
+  const long k = 12000;
+  expected e;
+  e.allocations = e.frees = 40 * 2 * k;
+  e.temporary = 40 * k;
+  e.bytes = 40 * (64 + 8 + 8) * k;
+  e.by_kind = kinds({{fmt::kind_malloc, 40 * 2 * k}});
+  expect_counts(delta("threads", k, {"40"}), e);
+  traced t = trace("threads", {std::to_string(k), "40"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_GE(read_complete(t.trace).threads, 40u);
+  const record_census c = census(t.trace);
+  EXPECT_GE(c.blocks, 40 * 3);
+  EXPECT_GT(c.prefixed_blocks, 0);
+  EXPECT_LT(c.prefixed_blocks, c.blocks - 40);
 }
 
 TEST_F(trace_test, blocks_that_outlive_their_trace_block_are_freed_by_ordinal_not_address) {

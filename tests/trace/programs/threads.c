@@ -1,10 +1,10 @@
-/* 4 threads at once, each K x (malloc 64, free) and K x malloc 8 kept until the thread ends,
-   all joined before exit. */
+/* N threads at once (argv[2], 4 by default, at most 64), each K x (malloc 64, free) and K x malloc
+   8 kept until the thread ends, all joined before exit. */
 #include <pthread.h>
 
 #include "common.h"
 
-enum { thread_count = 4 };
+enum { max_threads = 64 };
 
 static long k;
 static pthread_barrier_t start;
@@ -28,8 +28,10 @@ static void* work(void* arg) {
 
 int main(int argc, char** argv) {
   k = iterations(argc, argv);
-  pthread_t threads[thread_count];
-  pthread_barrier_init(&start, NULL, thread_count);
+  int thread_count = argc > 2 ? atoi(argv[2]) : 4;
+  if (thread_count < 1 || thread_count > max_threads) return 2;
+  pthread_t threads[max_threads];
+  pthread_barrier_init(&start, NULL, (unsigned)thread_count);
   for (int i = 0; i < thread_count; ++i)
     if (pthread_create(&threads[i], NULL, work, NULL) != 0) return 1;
   for (int i = 0; i < thread_count; ++i) pthread_join(threads[i], NULL);
