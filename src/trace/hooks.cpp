@@ -206,7 +206,7 @@ LOWALLOC_EXPORT int dlclose(void* handle) noexcept {
 // --- threads -------------------------------------------------------------------------------------
 
 // The new thread may free this one's blocks: before it runs, the blocks kept by ordinal get their
-// addresses written. (The recorder's own writer thread starts inside the recorder: tls_guard.)
+// addresses written, and the recorder's writer thread starts (inside the recorder: tls_guard).
 LOWALLOC_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                    void* (*start)(void*), void* arg) noexcept {
   if (!ready()) return EAGAIN;

@@ -180,6 +180,7 @@ pthread_mutex_t writer_mutex = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
 pthread_cond_t writer_done = PTHREAD_COND_INITIALIZER;
 bool writer_running = false;
+bool writer_started = false;  // start_writer() was called (once per process image or fork child)
 
 void* writer_main(void*) {
   tls_guard = true;  // the writer's own allocations (zstd) are not the program's
@@ -260,6 +261,8 @@ bool open_trace_file() {
 }
 
 void start_writer() {
+  if (writer_started) return;
+  writer_started = true;
   pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -286,9 +289,22 @@ void flush(thread_state* t, bool final_block) {
   if (t->pos == 0) return;
   write_addresses(t);
   if (!writer_running) {
+    // The thread writes its own block. Past a file size limit the write must fail (EFBIG) and
+    // stop the trace, not kill the program with SIGXFSZ, which the writer thread has blocked.
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     pthread_mutex_lock(&file_mutex);
     write_block(t->buffer, t->pos, t->stream);
     pthread_mutex_unlock(&file_mutex);
+    if (!tracing.load(std::memory_order_relaxed) && !sigismember(&old, SIGXFSZ)) {
+      // The failed write's SIGXFSZ is pending on this thread: take it before the mask comes back.
+      timespec zero{};
+      while (sigtimedwait(&xfsz, nullptr, &zero) > 0) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   } else {
     const int idx = t->buffer == t->buffers[0] ? 0 : 1;
     pthread_mutex_lock(&writer_mutex);
@@ -399,6 +415,7 @@ void sink_fork_child() {
   // The writer thread is the parent's: the child compresses in its own threads, and the blocks
   // queued at the fork belong to the parent's file.
   writer_running = false;
+  writer_started = false;  // the child starts its own with its second thread
   queue_head = queue_tail = 0;
   writing = 0;
   // The child's file begins anew: no block of it has a previous one yet.

@@ -28,7 +28,8 @@ bool open_trace_file();
 // A fork child's file is created at its first block, so that a child that only execs writes none.
 extern bool file_pending;
 
-// Starts the writer thread; without it, threads compress their own blocks.
+// Starts the writer thread, once; without it, threads compress their own blocks. The recorder
+// starts it with the program's second thread (before_thread_start).
 void start_writer();
 
 // Ends the thread's current block: hands it to the writer (or writes it), then begins the next

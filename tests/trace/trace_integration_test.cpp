@@ -450,6 +450,21 @@ TEST_F(trace_test, four_threads_at_once) {
   EXPECT_GE(read_complete(t.trace).threads, 4u);
 }
 
+TEST_F(trace_test, the_writer_thread_starts_with_the_programs_second_thread) {
+  // A one-thread program compresses its own blocks: the recorder adds no thread to it (glibc's
+  // single-threaded fast paths stay). With the program's second thread comes the writer.
+  const command_result untraced = run_command({program("task_count"), "100000"}, dir_);
+  ASSERT_EQ(untraced.status, 0) << untraced.err;
+  EXPECT_EQ(untraced.out, "1 2\n");
+  traced t = trace("task_count", {"100000"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(t.run.out, "1 3\n");
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_GE(a.totals.allocations, 100000u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_GE(census(t.trace).blocks, 3);  // most of them written by the program's thread
+}
+
 TEST_F(trace_test, forty_threads_take_turns_at_the_writers_sixteen_previous_blocks) {
   // The writer keeps the last block of 16 streams to compress the next one against: 40 threads
   // writing several blocks each at once take the slots from one another, and a block whose stream
