@@ -47,7 +47,7 @@ bool kept_reserve(kept_table& k, std::size_t more) {
   std::size_t capacity = k.capacity == 0 ? first_capacity : k.capacity;
   while ((k.count + more) * 2 > capacity) capacity *= 2;
   if (capacity == k.capacity) return true;
-  auto* slots = static_cast<kept_entry*>(map_memory(capacity * sizeof(kept_entry)));
+  auto* slots = static_cast<kept_entry*>(map_memory(capacity * sizeof(kept_entry), true));
   if (slots == nullptr) return false;
   kept_table grown{slots, capacity, k.count};
   for (std::size_t i = 0; i < k.capacity; ++i)

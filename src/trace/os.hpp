@@ -14,9 +14,12 @@
 
 namespace lowalloc::trace {
 
-// Zero-filled private memory, or nullptr.
-inline void* map_memory(std::size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+// Zero-filled private memory, or nullptr. `populate`: its pages are made at once, for a table
+// that is about to be written all over (a hash table growing): page by page, its reads first
+// mapped the shared zero page and its writes then faulted again to replace it.
+inline void* map_memory(std::size_t bytes, bool populate = false) {
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 

@@ -18,7 +18,7 @@ std::uint32_t add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n
   // Grow the table at 50% load.
   if ((s.size + 1) * 2 > s.capacity) {
     std::size_t capacity = s.capacity * 2;
-    auto* entries = static_cast<stack_entry*>(map_memory(capacity * sizeof(stack_entry)));
+    auto* entries = static_cast<stack_entry*>(map_memory(capacity * sizeof(stack_entry), true));
     if (entries == nullptr) return 0;
     for (std::size_t k = 0; k < s.capacity; ++k) {
       const stack_entry& e = s.entries[k];
