@@ -340,10 +340,16 @@ bool event_merge::state::load_block(stream& s) {
     s.ordinal_base += s.slots.size();  // the previous block's allocations
     s.slots.clear();
     if (b.decompressed == 0) continue;
-    if (s.buffer[0] != fmt::tag_time)
+    std::size_t records = b.decompressed;
+    if (s.decoding.ticks_at_end) {
+      if (const char* wrong = fmt::open_ticks(s.buffer.get(), b.decompressed, &records, s.decoding))
+        throw payload_error(wrong);
+      s.reader = payload_reader(s.buffer.get(), s.buffer.get() + records);
+    }
+    if (records == 0 || s.buffer[0] != fmt::tag_time)
       throw payload_error("the block does not begin with a TIME record");
     scan_block(s);
-    s.reader = payload_reader(s.buffer.get(), s.buffer.get() + b.decompressed);
+    s.reader = payload_reader(s.buffer.get(), s.buffer.get() + records);
     return true;
   }
   s.buffer.reset();
@@ -356,8 +362,10 @@ bool event_merge::state::load_block(stream& s) {
 void event_merge::state::scan_block(stream& s) {
   s.slots.clear();
   scan_visitor visit{s.slots};
-  fmt::block_decoding decoding(index_.version);
+  fmt::block_decoding decoding = s.decoding;  // its own pass over the ticks
   while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
+  if (!decoding.ticks_done())
+    throw payload_error("the tick section names more events than the block has");
   visit.finish();
 }
 

@@ -64,6 +64,10 @@ void begin_block(thread_state* t) {
   t->clock = ticks;
   t->block_start = ticks;
   t->encoding = fmt::block_encoding{};
+  t->limit = buffer_bytes;
+  t->block_events = 0;
+  t->last_ticked = 0;
+  t->tick_count = 0;
   // (write_addresses sorts in the table's space when the block had entries of either kind.)
   if (t->local_count + t->evicted_count != 0)
     std::memset(t->local, 0, local_capacity * sizeof(local_entry));
@@ -115,6 +119,8 @@ void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
 void write_addresses(thread_state* t) {
   if (t->local_count + t->evicted_count == 0) return;
   std::size_t n = 0;
@@ -133,6 +139,13 @@ void write_addresses(thread_state* t) {
   for (std::size_t i = 0; i < n; ++i)
     p = entries.encode(p, fmt::address_entry{sorted[i].ordinal, sorted[i].addr});
   commit(t, p);
+}
+
+}  // namespace
+
+void end_block(thread_state* t) {
+  write_addresses(t);
+  commit(t, fmt::encode_ticks(t->buffer + t->pos, t->tick_gaps, t->tick_dts, t->tick_count));
 }
 
 void write_thread_record(thread_state* t) {
@@ -179,7 +192,8 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
     if (tag != nullptr) *tag = id == 0 ? 0 : std::uint64_t{t->stacks.generation} << 32 | id;
   }
   unsigned char* p = ensure_space(t, 48);
-  commit(t, fmt::encode(p, fmt::alloc_record{kind, take_dt(t, ticks), size, id}));
+  event_time(t, ticks);
+  commit(t, fmt::encode(p, fmt::alloc_record{kind, 0, size, id}));
   t->has_events = true;
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
   std::size_t i = local_slot(addr);

@@ -22,7 +22,7 @@ namespace lowalloc::trace {
 
 // Room for `bytes` more in the block (the block is flushed if needed); returns where to write.
 inline unsigned char* ensure_space(thread_state* t, std::size_t bytes) {
-  if (t->pos + bytes > buffer_bytes) flush(t, false);
+  if (t->pos + bytes > t->limit) flush(t, false);
   return t->buffer + t->pos;
 }
 
@@ -38,13 +38,27 @@ inline std::uint64_t take_dt(thread_state* t, std::uint64_t ticks) {
   return dt;
 }
 
+// The time of an event record (ALLOC, FREE, FREE_LOCAL, FREE_KEPT) about to be written: its dt,
+// when not 0, goes to the block's tick section. Once the section is full, the next record ends the
+// block (ensure_space).
+inline void event_time(thread_state* t, std::uint64_t ticks) {
+  const std::uint64_t dt = take_dt(t, ticks);
+  if (LOWALLOC_UNLIKELY(dt != 0)) {
+    t->tick_gaps[t->tick_count] = t->block_events - t->last_ticked;
+    t->tick_dts[t->tick_count] = dt;
+    t->last_ticked = t->block_events;
+    if (++t->tick_count == tick_capacity) t->limit = 0;
+  }
+  ++t->block_events;
+}
+
 // Opens a block with TIME and empties the block-local table.
 void begin_block(thread_state* t);
 
 // Closes a block with ADDRESSES, the addresses of its allocations it did not free, by ordinal;
-// or, when the thread keeps them, with KEPT. Written into the trailer space beyond buffer_bytes,
-// reserved for it.
-void write_addresses(thread_state* t);
+// or, when the thread keeps them, with KEPT; then its tick section. Written into the trailer space
+// beyond buffer_bytes, reserved for it.
+void end_block(thread_state* t);
 
 void write_thread_record(thread_state* t);
 
@@ -104,17 +118,17 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
     local_erase(t, i);
     local = false;
   }
+  event_time(t, ticks);
   std::uint64_t ordinal;
   if (local) {
     std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
-    p = trace_format::encode(p, trace_format::free_local_record{take_dt(t, ticks), distance});
+    p = trace_format::encode(p, trace_format::free_local_record{0, distance});
     local_erase(t, i);
   } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
-    p = trace_format::encode(p, trace_format::free_kept_record{take_dt(t, ticks), ordinal},
-                             t->encoding);
+    p = trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
   } else {
     epoch.fetch_add(1, std::memory_order_relaxed);
-    p = trace_format::encode(p, trace_format::free_record{take_dt(t, ticks), addr}, t->encoding);
+    p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
   }
   commit(t, p);
 }

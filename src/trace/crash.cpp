@@ -104,7 +104,7 @@ void write_crash(int sig, void* context) {
   std::uint64_t others_allocations = 0;
   if (crash_take_file(t, deadline, &late)) {
     if (usable && t->pos != 0) {
-      write_addresses(t);
+      end_block(t);
       crash_write_block(t->buffer, t->pos, t->stream);
       t->pos = 0;
     }
@@ -132,6 +132,7 @@ void write_crash(int sig, void* context) {
     }
     p = fmt::encode(p, fmt::crash_record{0, static_cast<std::uint64_t>(sig), tid, flags, n});
     for (std::size_t i = 0; i < n; ++i) p = fmt::encode(p, listed[i]);
+    p = fmt::encode_ticks(p, nullptr, nullptr, 0);
     crash_write_block(crash_buffer, static_cast<std::size_t>(p - crash_buffer), stream);
     crash_release_file();
   }

@@ -351,23 +351,37 @@ inline unsigned char* encode(unsigned char* p, const reset_record& r) noexcept {
   return put_varint(p, r.dt);
 }
 
-/// The dt of an event record (ALLOC, FREE, FREE_LOCAL, FREE_KEPT) is a TICK record
-/// before it, written only when it is not 0: at most 1 + max_varint_bytes bytes.
-inline unsigned char* put_tick(unsigned char* p, std::uint64_t dt) noexcept {
-  if (dt == 0) return p;
-  *p++ = tag_tick;
-  return put_varint(p, dt);
+// The dt of an event record (ALLOC, FREE, FREE_LOCAL, FREE_KEPT) is not in the record: from
+// version 5 the block's tick section lists it (encode_ticks), version 4 had a TICK record before
+// the event. These encoders write the record alone; its `dt` is not read.
+
+/// The tick section that ends a version 5 block: the count of events with a dt that is not 0;
+/// the gap of each (the first: its index among the block's events; each next: events from the one
+/// before it); the dt of each; then the section's size in bytes, 4 bytes little-endian. Gaps and
+/// dts each in a column: the dts are almost all 1 tick. At most
+/// tick_section_bytes(count) bytes.
+inline constexpr std::size_t tick_section_bytes(std::size_t count) noexcept {
+  return max_varint_bytes + count * (5 + max_varint_bytes) + 4;
+}
+
+inline unsigned char* encode_ticks(unsigned char* p, const std::uint32_t* gaps,
+                                   const std::uint64_t* dts, std::size_t count) noexcept {
+  unsigned char* const start = p;
+  p = put_varint(p, count);
+  for (std::size_t i = 0; i < count; ++i) p = put_varint(p, gaps[i]);
+  for (std::size_t i = 0; i < count; ++i) p = put_varint(p, dts[i]);
+  const auto size = static_cast<std::uint32_t>(p - start);
+  for (unsigned i = 0; i < 4; ++i) *p++ = static_cast<unsigned char>(size >> (8 * i));
+  return p;
 }
 
 inline unsigned char* encode(unsigned char* p, const alloc_record& r) noexcept {
-  p = put_tick(p, r.dt);
   *p++ = static_cast<unsigned char>(unsigned{alloc_record::tag} | unsigned{r.kind});
   p = put_varint(p, r.size);
   return put_varint(p, r.stack);
 }
 
 inline unsigned char* encode(unsigned char* p, const free_record& r, block_encoding& b) noexcept {
-  p = put_tick(p, r.dt);
   *p++ = free_record::tag;
   p = put_svarint(p, static_cast<std::int64_t>(r.addr - b.free_addr));
   b.free_addr = r.addr;
@@ -385,7 +399,6 @@ inline unsigned char* encode(unsigned char* p, const end_record& r) noexcept {
 }
 
 inline unsigned char* encode(unsigned char* p, const free_local_record& r) noexcept {
-  p = put_tick(p, r.dt);
   *p++ = free_local_record::tag;
   return put_varint(p, r.distance);
 }
@@ -412,7 +425,6 @@ class address_list_encoder {
 
 inline unsigned char* encode(unsigned char* p, const free_kept_record& r,
                              block_encoding& b) noexcept {
-  p = put_tick(p, r.dt);
   *p++ = free_kept_record::tag;
   p = put_svarint(p, static_cast<std::int64_t>(r.ordinal - b.free_ordinal));
   b.free_ordinal = r.ordinal;
@@ -485,26 +497,103 @@ inline unsigned char* encode(unsigned char* p, const crash_thread& e) noexcept {
 
 // --- decoding ------------------------------------------------------------------------------------
 
+/// A varint known to be whole (the tick section is checked once, by open_ticks).
+inline std::uint64_t read_checked_varint(const std::uint8_t*& p) noexcept {
+  std::uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    const std::uint8_t b = *p++;
+    v |= std::uint64_t{b & 0x7Fu} << shift;
+    if ((b & 0x80u) == 0) return v;
+  }
+}
+
 /// What decoding carries from one record to the next within a block: deltas, and the dt of the
-/// next event (TICK). A new one for each block.
+/// next event (a TICK record before it in version 4, the block's tick section from version 5). A
+/// new one for each block; of a version 5 block, through open_ticks.
 struct block_decoding {
   /// For a file of format `file_version` (before 4, events carry their dt).
   explicit block_decoding(std::uint16_t file_version = version) noexcept
-      : dt_inline(file_version < 4) {}
+      : dt_inline(file_version < 4), ticks_at_end(file_version >= 5) {}
 
   template <class Reader>
   std::uint64_t event_dt(Reader& r) {
     if (dt_inline) return r.varint();
+    if (ticks_left != 0) return next_tick();
     const std::uint64_t dt = tick;
     tick = 0;
     return dt;
   }
 
+  /// Whether every tick of the section was an event's (else it named events the block lacks).
+  bool ticks_done() const noexcept { return ticks_left == 0; }
+
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
-  std::uint64_t tick = 0;  // TICK's dt, for the next event
+  std::uint64_t tick = 0;  // TICK's dt, for the next event (version 4)
   bool dt_inline;
+  bool ticks_at_end;
+  // Version 5: the section's columns where the next tick's dt and the gap after it are, the ticks
+  // not yet given to an event, and the events before the next one (checked by open_ticks).
+  const std::uint8_t* tick_dts = nullptr;
+  const std::uint8_t* tick_gaps = nullptr;
+  std::uint64_t ticks_left = 0;
+  std::uint64_t until_tick = 0;
+
+ private:
+  std::uint64_t next_tick() noexcept {
+    if (until_tick != 0) {
+      --until_tick;
+      return 0;
+    }
+    const std::uint64_t dt = read_checked_varint(tick_dts);
+    if (--ticks_left != 0) until_tick = read_checked_varint(tick_gaps) - 1;
+    return dt;
+  }
 };
+
+/// The tick section at the end of a version 5 block of `size` bytes (encode_ticks), into `b`;
+/// `*records` is then the size of the records before it. nullptr, or what is wrong with it. The
+/// section is checked whole here, so that events read it without a bound.
+inline const char* open_ticks(const std::uint8_t* payload, std::size_t size, std::size_t* records,
+                              block_decoding& b) noexcept {
+  if (size < 5) return "the block has no tick section";
+  std::uint32_t bytes = 0;
+  for (unsigned i = 0; i < 4; ++i) bytes |= std::uint32_t{payload[size - 4 + i]} << (8 * i);
+  if (bytes == 0 || bytes > size - 4) return "the tick section's size is past the block's start";
+  const std::uint8_t* p = payload + (size - 4 - bytes);
+  const std::uint8_t* const end = payload + (size - 4);
+  // A varint wholly inside the section, or nullptr.
+  const auto next = [end](const std::uint8_t*& q, std::uint64_t& v) {
+    v = 0;
+    for (unsigned shift = 0; q != end && shift < 64; shift += 7) {
+      const std::uint8_t c = *q++;
+      v |= std::uint64_t{c & 0x7Fu} << shift;
+      if ((c & 0x80u) == 0) return shift < 63 || c <= 1;
+    }
+    return false;
+  };
+  std::uint64_t count = 0;
+  if (!next(p, count)) return "the tick section's count is cut or too long";
+  if (count > static_cast<std::uint64_t>(end - p) / 2)
+    return "the tick section's count is too large";
+  const std::uint8_t* gaps = p;
+  std::uint64_t v = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!next(p, v)) return "a gap of the tick section is cut or too long";
+    if (i != 0 && v == 0) return "the tick section gives one event two ticks";
+    if (v > 0xFFFFFFFFu) return "a gap of the tick section is too large";
+  }
+  const std::uint8_t* dts = p;
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (!next(p, v)) return "a dt of the tick section is cut or too long";
+  if (p != end) return "the tick section has bytes after its last dt";
+  *records = size - 4 - bytes;
+  b.ticks_left = count;
+  b.tick_dts = dts;
+  b.tick_gaps = gaps;
+  if (count != 0) b.until_tick = read_checked_varint(b.tick_gaps);
+  return nullptr;
+}
 
 /// The items of a list record, decoded one `next()` at a time.
 template <class Reader>
@@ -734,6 +823,7 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
     }
     case tag_tick: {
       if (b.dt_inline) r.fail("a TICK record in a trace of format version 3 or older");
+      if (b.ticks_at_end) r.fail("a TICK record in a trace of format version 5 or newer");
       const std::uint64_t dt = r.varint();
       b.tick = b.tick + dt < dt ? ~std::uint64_t{0} : b.tick + dt;
       break;

@@ -287,7 +287,7 @@ void drain_writer() {
 
 void flush(thread_state* t, bool final_block) {
   if (t->pos == 0) return;
-  write_addresses(t);
+  end_block(t);
   if (!writer_running) {
     // The thread writes its own block. Past a file size limit the write must fail (EFBIG) and
     // stop the trace, not kill the program with SIGXFSZ, which the writer thread has blocked.

@@ -31,7 +31,15 @@ inline constexpr std::size_t buffer_bytes = 64 * 1024;
 // the end of the block (ADDRESSES). The block ends early when the table is half full.
 inline constexpr std::size_t local_capacity = 4096;
 inline constexpr std::size_t local_limit = local_capacity / 2;
-inline constexpr std::size_t trailer_bytes = 16 + local_limit * 16;
+// The events of a block whose dt is not 0 (the block's tick section); the block ends early when
+// they fill the list, which takes 512 events at least 65 us apart (flush_interval_ticks ends most
+// blocks before).
+inline constexpr std::size_t tick_capacity = 512;
+// Beyond buffer_bytes: ADDRESSES (or KEPT) and the tick section; whole cache lines, as the
+// thread's mapping lays out what follows the buffers (the unwind cache) by them.
+inline constexpr std::size_t trailer_bytes =
+    (16 + local_limit * 16 + trace_format::tick_section_bytes(tick_capacity) + 63) &
+    ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
 
 struct local_entry {
@@ -45,7 +53,8 @@ struct thread_state {
   unsigned char* buffers[2];  // the other may be with the writer thread
   bool busy[2];               // under writer_mutex
   std::size_t pos;
-  std::uint64_t clock;                    // ticks of the last timed record
+  std::size_t limit;    // the block ends before pos passes it: buffer_bytes, 0 once ticks are full
+  std::uint64_t clock;  // ticks of the last timed record
   std::uint64_t block_start;              // ticks of the block's TIME record
   trace_format::block_encoding encoding;  // FREE addresses are deltas within a block
   local_entry* local;                     // local_capacity entries, linear probing
@@ -55,6 +64,9 @@ struct thread_state {
   std::size_t local_count;
   std::size_t evicted_count;
   std::uint32_t alloc_ordinal;  // ALLOC records in this block
+  std::uint32_t block_events;   // ALLOC, FREE, FREE_LOCAL and FREE_KEPT records in this block
+  std::uint32_t last_ticked;    // the index among them of the last with a tick (0: none yet)
+  std::uint32_t tick_count;     // of tick_gaps and tick_dts
   std::uint64_t ordinal_base;   // ALLOC records in the stream before this block
   // While the process has one thread: its allocations that outlive their block, by address
   // (kept.hpp). Frees of them name them by ordinal (FREE_KEPT).
@@ -76,6 +88,9 @@ struct thread_state {
   thread_state* prev_live;
   stack_table stacks;
   std::uint64_t tid;  // of the THREAD record (cold: read by the crash handler only)
+  // The block's tick section (trace_format::encode_ticks), written when the block ends.
+  std::uint32_t tick_gaps[tick_capacity];
+  std::uint64_t tick_dts[tick_capacity];
 };
 
 extern __thread thread_state* tls_state;

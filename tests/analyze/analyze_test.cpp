@@ -768,8 +768,9 @@ TEST(Analyze, CrashRecordSaysWhichSignalWhichThreadAndWhatWasNotWritten) {
   EXPECT_EQ(a.crash->unwritten[0].tid, 101u);
   EXPECT_EQ(a.crash->unwritten[0].allocations, 7u);
   EXPECT_EQ(a.crash->unwritten[0].bytes, 90u);
-  // At least 3 bytes an ALLOC and 2 a free in a version 4 trace; 4 and 3 before.
-  EXPECT_EQ(a.crash->format_version, 4u);
+  // At least 3 bytes an ALLOC and 2 a free from version 4 (the dt is not in the record); 4 and 3
+  // before.
+  EXPECT_EQ(a.crash->format_version, 5u);
   EXPECT_EQ(a.crash->max_frees(a.crash->unwritten[0]), (90u - 21u) / 2u);
   EXPECT_EQ(a.totals.allocations, 1u);
 

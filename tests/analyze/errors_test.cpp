@@ -73,10 +73,10 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(5);
+  trace_writer w(6);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 5; this lowalloc reads versions 1 to 4"));
+  EXPECT_TRUE(contains(m, "trace format version 6; this lowalloc reads versions 1 to 5"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));
@@ -218,14 +218,57 @@ TEST(Errors, BlocksCompressedAgainstTheStreamsPreviousBlock) {
   other.end_block();
   other.block(1, 6);
   for (std::uint64_t i = 0; i < 50; ++i) other.alloc(6, 24, 0x7000 + 32 * i, 1);
-  const std::string payload = other.payload() + "\x1c";  // ADDRESSES of none
+  // ADDRESSES of none, and the tick section.
+  const std::string payload = other.payload() + std::string("\x1c\x00", 2) + other.tick_section();
   const std::string wrong = other.previous_payload(2);
-  other.end_block_raw(trace_writer::compress(payload + std::string(1, '\0'), &wrong),
-                      payload.size() + 1, true);
+  other.end_block_raw(trace_writer::compress(payload, &wrong), payload.size(), true);
   const analysis d = run(other.file());
   EXPECT_EQ(d.totals.allocations, 54u);  // stream 2's block is good
   EXPECT_TRUE(contains(d.truncation, "zstd")) << d.truncation;
   EXPECT_FALSE(contains(d.truncation, "at byte " + std::to_string(good2))) << d.truncation;
+}
+
+// Format version 5: a block's tick section gives its events their dts. The same blocks written
+// as version 3 (dt in each event), 4 (TICK records) and 5 read alike; a tick section that names
+// more events than its block has is damage, and the blocks before it read.
+TEST(Errors, TickSectionsGiveEventsTheirTime) {
+  const auto blocks = [](trace_writer& w) {
+    w.block(1, 0).stack(1, {0x1000});
+    for (std::uint64_t i = 0; i < 300; ++i) w.alloc(i / 7, 8 + i % 3, 0x1000 + 16 * i, 1);
+    for (std::uint64_t i = 0; i < 300; i += 2) w.free(50 + i / 11, 0x1000 + 16 * i);
+    w.end_block();
+    w.block(1, 90).alloc(90, 8, 0x9000, 1).free(95, 0x1010).free(400, 0x9000).end(401);
+    w.end_block();
+  };
+  trace_writer v3(3);
+  blocks(v3);
+  trace_writer v4(4);
+  blocks(v4);
+  trace_writer v5;
+  blocks(v5);
+  const analysis a3 = run(v3.file());
+  const analysis a4 = run(v4.file());
+  const analysis a5 = run(v5.file());
+  for (const analysis* a : {&a3, &a4, &a5}) {
+    EXPECT_TRUE(a->truncation.empty()) << a->truncation;
+    EXPECT_EQ(a->totals.allocations, 301u);
+    EXPECT_EQ(a->totals.frees, 152u);
+    EXPECT_EQ(a->run_time_seconds, a3.run_time_seconds);
+  }
+  EXPECT_GT(a3.run_time_seconds, 0.0);
+  EXPECT_EQ(a5.totals.peak_bytes, a3.totals.peak_bytes);
+  EXPECT_LT(v5.file().size(), v4.file().size());
+
+  trace_writer w;
+  const std::size_t good = two_good_blocks(w);
+  w.block(1, 5).alloc(6, 8, 0x500, 1);
+  const std::string section("\x01\x03\x01\x03\x00\x00\x00", 7);  // the 4th event
+  w.end_block_raw(trace_writer::compress(w.payload() + section), w.payload().size() + 7);
+  const analysis d = run(w.file());
+  EXPECT_EQ(d.totals.allocations, 4u);
+  EXPECT_TRUE(contains(d.truncation, "the tick section names more events than the block has"))
+      << d.truncation;
+  EXPECT_TRUE(contains(d.truncation, "at byte " + std::to_string(good))) << d.truncation;
 }
 
 TEST(Errors, UnknownTag) {
@@ -391,7 +434,7 @@ TEST(Errors, TrailingBytesAfterTheFrame) {
   const std::size_t good = two_good_blocks(w);
   w.begin_block(1);
   w.time(5, 5).alloc(5, 8, 0x500, 1);
-  const std::string payload = w.payload();
+  const std::string payload = w.payload() + w.tick_section();
   w.end_block_raw(trace_writer::compress(payload) + "junk", payload.size());
   const analysis a = run(w.file());
   EXPECT_TRUE(contains(a.truncation, "zstd frame"));
@@ -403,7 +446,7 @@ TEST(Errors, WrongDecompressedSize) {
   two_good_blocks(w);
   w.begin_block(1);
   w.time(5, 5).alloc(5, 8, 0x500, 1);
-  const std::string payload = w.payload();
+  const std::string payload = w.payload() + w.tick_section();
   w.end_block_raw(trace_writer::compress(payload), payload.size() + 3);
   EXPECT_TRUE(contains(run(w.file()).truncation, "block header says"));
 }

@@ -74,6 +74,10 @@ std::string encoded_payload() {
   fmt::live_list_encoder live;
   p = live.encode(p, fmt::live_entry{9, 0x7000});
   p = live.encode(p, fmt::live_entry{5, 0x6000});  // both fields go back
+  // The events' dts: 2 ticks at the first (event 0), 1 at the third (event 2).
+  const std::uint32_t gaps[] = {0, 2};
+  const std::uint64_t dts[] = {2, 1};
+  p = fmt::encode_ticks(p, gaps, dts, 2);
   return std::string(reinterpret_cast<const char*>(buf.data()),
                      static_cast<std::size_t>(p - buf.data()));
 }
@@ -94,7 +98,23 @@ TEST(Records, EncodersWriteWhatTheIndependentWriterWrites) {
   w.free_kept(1006, 70).free_kept(1006, 12);
   w.kept({{1, 12}, {4, 3}});
   w.live(1007, {{9, 0x7000}, {5, 0x6000}});
-  EXPECT_EQ(encoded_payload(), w.payload());
+  EXPECT_EQ(encoded_payload(), w.payload() + w.tick_section());
+}
+
+// Decodes a block's payload of format `version` with `v`: from version 5, its records before
+// the tick section, whose ticks the events must take all of.
+template <class Visitor>
+void decode_block(const std::string& payload, std::uint16_t version, Visitor& v) {
+  const auto* b = reinterpret_cast<const std::uint8_t*>(payload.data());
+  fmt::block_decoding block(version);
+  std::size_t records = payload.size();
+  if (version >= 5) {
+    if (const char* wrong = fmt::open_ticks(b, payload.size(), &records, block))
+      throw payload_error(wrong);
+  }
+  payload_reader r(b, b + records);
+  while (!r.done()) fmt::decode_record(r, block, v);
+  if (!block.ticks_done()) throw payload_error("ticks left");
 }
 
 // Collects what the decoder hands over, as text (through a stream: GCC 12 -std=c++20 warns on
@@ -202,12 +222,10 @@ struct recorder_of_fields {
   }
 };
 
-std::vector<std::string> decode_all(const std::string& payload) {
-  const auto* b = reinterpret_cast<const std::uint8_t*>(payload.data());
-  payload_reader r(b, b + payload.size());
-  fmt::block_decoding block;
+std::vector<std::string> decode_all(const std::string& payload,
+                                    std::uint16_t version = fmt::version) {
   recorder_of_fields v;
-  while (!r.done()) fmt::decode_record(r, block, v);
+  decode_block(payload, version, v);
   return v.seen;
 }
 
@@ -246,7 +264,7 @@ TEST(Records, ExecCarriesItsPath) {
   unsigned char* p = fmt::encode(buf.data(), e, 4096);
   const std::string payload(reinterpret_cast<const char*>(buf.data()),
                             static_cast<std::size_t>(p - buf.data()));
-  EXPECT_EQ(decode_all(payload), std::vector<std::string>{"exec 3 /usr/bin/env"});
+  EXPECT_EQ(decode_all(payload, 4), std::vector<std::string>{"exec 3 /usr/bin/env"});
 }
 
 // CRASH, in its own test (a record of format version 3): the encoder writes what the
@@ -266,24 +284,16 @@ TEST(Records, CrashNamesTheSignalTheThreadAndTheUnwrittenBlocks) {
   EXPECT_EQ(payload, w.payload());
 
   EXPECT_EQ(
-      decode_all(payload),
+      decode_all(payload, 4),
       (std::vector<std::string>{"time 1000 5", "crash 2 11 4242 1 2 4243:100:1500 4244:0:300"}));
   EXPECT_EQ(fmt::tag_crash, 0x20);
 }
 
-std::vector<std::string> decode_all(const std::string& payload, std::uint16_t version) {
-  const auto* b = reinterpret_cast<const std::uint8_t*>(payload.data());
-  payload_reader r(b, b + payload.size());
-  fmt::block_decoding block(version);
-  recorder_of_fields v;
-  while (!r.done()) fmt::decode_record(r, block, v);
-  return v.seen;
-}
-
-// Format version 4: an event's dt is a TICK record before it when not 0. The encoders write what
-// the writer writes, and both decode to the events of the version 3 encoding of the same block.
+// Format version 4: an event's dt is a TICK record before it when not 0; from version 5 the
+// block's tick section lists them. Both decode to the events of the version 3 encoding of the same
+// block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 4);
+  EXPECT_EQ(fmt::version, 5);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);
@@ -293,7 +303,9 @@ TEST(Records, TicksDecodeToTheEventsOfVersion3) {
     w.free(107, 0xA000);
     w.free_kept(107, 9).free_address(300, 0x5000);
   };
-  trace_writer v4;
+  trace_writer v5;
+  block(v5);
+  trace_writer v4(4);
   block(v4);
   trace_writer v3(3);
   block(v3);
@@ -304,25 +316,75 @@ TEST(Records, TicksDecodeToTheEventsOfVersion3) {
   };
   EXPECT_EQ(decode_all(v3.payload(), 3), events);
   EXPECT_EQ(decode_all(v4.payload(), 4), events);
+  const std::string v5_payload = v5.payload() + v5.tick_section();
+  EXPECT_EQ(decode_all(v5_payload, 5), events);
   // 11 bytes of dt fewer (10 events, one dt of 2 bytes), 4 TICKs (of 2, 2, 2 and 3 bytes) more.
   EXPECT_EQ(v4.payload().size() + 2, v3.payload().size());
+  // Version 5: the records are version 4's without the TICKs; the section is the count, 4 gaps
+  // (events 4, 5, 7 and 9), 4 dts (1, 2, 4 and 193, of 2 bytes) and 4 bytes of its size.
+  EXPECT_EQ(v5.payload().size() + 9, v4.payload().size());
+  EXPECT_EQ(v5.tick_section(), std::string("\x04\x04\x01\x02\x02\x01\x02\x04\xc1\x01"
+                                           "\x0a\x00\x00\x00",
+                                           14));
 
   std::vector<unsigned char> buf(256);
   fmt::block_encoding enc;
   unsigned char* p = fmt::encode(buf.data(), fmt::time_record{100, 5});
   for (std::uint64_t i = 0; i < 5; ++i)
-    p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, i == 4 ? 1u : 0u, 8 + i, 1});
-  p = fmt::encode(p, fmt::free_local_record{2, 2});
+    p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8 + i, 1});
+  p = fmt::encode(p, fmt::free_local_record{0, 2});
   p = fmt::encode(p, fmt::free_local_record{0, 0});
-  p = fmt::encode(p, fmt::free_local_record{4, 4});
+  p = fmt::encode(p, fmt::free_local_record{0, 4});
   p = fmt::encode(p, fmt::free_kept_record{0, 9}, enc);
-  p = fmt::encode(p, fmt::free_record{193, 0x5000}, enc);
+  p = fmt::encode(p, fmt::free_record{0, 0x5000}, enc);
+  const std::uint32_t gaps[] = {4, 1, 2, 2};
+  const std::uint64_t dts[] = {1, 2, 4, 193};
+  p = fmt::encode_ticks(p, gaps, dts, 4);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf.data()),
                         static_cast<std::size_t>(p - buf.data())),
-            v4.payload());
-  // Ticks add up until an event takes them; the next event's dt is 0 again.
+            v5_payload);
+  // Version 4: ticks add up until an event takes them; the next event's dt is 0 again.
   EXPECT_EQ(decode_all(std::string("\x22\x02\x22\x03\x10\x08\x01\x10\x08\x01", 10), 4),
             (std::vector<std::string>{"alloc 0 5 8 1", "alloc 0 0 8 1"}));
+}
+
+// A version 5 tick section that does not fit its block's events, or is cut, is an error, and so
+// is a TICK record.
+TEST(Records, TickSectionsThatBreakTheRulesFail) {
+  const auto fails_with = [](const std::string& payload, const std::string& what) {
+    try {
+      decode_all(payload, 5);
+    } catch (const payload_error& e) {
+      if (std::string(e.what()).find(what) != std::string::npos) return true;
+      ADD_FAILURE() << e.what();
+      return false;
+    }
+    ADD_FAILURE() << "no error";
+    return false;
+  };
+  const std::string two_allocs("\x10\x08\x01\x10\x08\x01", 6);
+  const auto section = [](const std::string& body) {
+    std::string s = body;
+    const auto n = static_cast<char>(body.size());
+    return s + n + std::string(3, '\0');
+  };
+  // Good: the second event has dt 3.
+  EXPECT_EQ(decode_all(two_allocs + section(std::string("\x01\x01\x03", 3)), 5),
+            (std::vector<std::string>{"alloc 0 0 8 1", "alloc 0 3 8 1"}));
+  EXPECT_TRUE(fails_with(two_allocs, "tick section"));
+  EXPECT_TRUE(fails_with(std::string("\x10\x08\x01\x05\x00\x00\x00", 7),
+                         "the tick section's size is past the block's start"));
+  EXPECT_TRUE(fails_with(two_allocs + section(std::string("\x01\x05\x03", 3)), "ticks left"));
+  EXPECT_TRUE(fails_with(two_allocs + section(std::string("\x02\x01\x00\x03\x01", 5)),
+                         "gives one event two ticks"));
+  EXPECT_TRUE(fails_with(two_allocs + section(std::string("\x09\x01\x03", 3)),
+                         "the tick section's count is too large"));
+  EXPECT_TRUE(fails_with(two_allocs + section(std::string("\x01\x01\x83", 3)),
+                         "a dt of the tick section is cut"));
+  EXPECT_TRUE(fails_with(two_allocs + section(std::string("\x01\x01\x03\x00", 4)),
+                         "bytes after its last dt"));
+  EXPECT_TRUE(fails_with(std::string("\x22\x01", 2) + two_allocs + section(std::string(1, '\0')),
+                         "a TICK record in a trace of format version 5"));
 }
 
 // A visitor that takes no list item: the decoder still leaves the reader at the next record.
@@ -340,11 +402,7 @@ struct ignore_all {
 
 TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   ignore_all v;
-  const std::string payload = encoded_payload();
-  const auto* b = reinterpret_cast<const std::uint8_t*>(payload.data());
-  payload_reader r(b, b + payload.size());
-  fmt::block_decoding block;
-  while (!r.done()) fmt::decode_record(r, block, v);
+  decode_block(encoded_payload(), fmt::version, v);
   EXPECT_EQ(v.records, 21);
 }
 
@@ -366,7 +424,7 @@ TEST(Records, Version4RecordsInAnOlderTraceFail) {
 TEST(Records, RuleBreakingRecordsFail) {
   const auto fails_with = [](const std::string& payload, const std::string& what) {
     try {
-      decode_all(payload);
+      decode_all(payload, 4);
     } catch (const payload_error& e) {
       return std::string(e.what()).find(what) != std::string::npos;
     }

@@ -5,8 +5,9 @@
 // The first byte picks a mode. 0: the rest is the file. 1: a valid file header, then the rest.
 // 2 and 3: the rest is a sequence of (stream id, length, payload bytes) that the harness turns
 // into blocks, compressing each payload itself, so that mutations reach the record decoder
-// instead of failing the zstd checksum: 2 a version 1 file, 3 a version 4 file whose blocks after
-// a stream's first are compressed against the stream's previous payload (and flagged so). A seed
+// instead of failing the zstd checksum: 2 a version 1 file, 3 a version 4 file (5 when bit 2 of
+// the first byte is set: its blocks end with a tick section) whose blocks after a stream's first
+// are compressed against the stream's previous payload (and flagged so). A seed
 // corpus of small real traces helps:
 //   lowalloc run -o corpus/a.trace -- /bin/true
 #include "analyze/analysis.hpp"
@@ -29,11 +30,12 @@ void put_u32(std::string& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
-// Blocks from (stream, length, payload) triples; each payload compressed with a checksum, in
+// Blocks from (stream, length, payload) triples; each payload compressed with a checksum, from
 // version 4 against the stream's previous payload.
-std::string blocks_from(const std::uint8_t* p, std::size_t n, bool version4) {
+std::string blocks_from(const std::uint8_t* p, std::size_t n, char version) {
   std::string out("LOWALLOC\x01\x00\x10\x00\x00\x00\x00\x00", 16);
-  if (version4) out[8] = 4;
+  out[8] = version;
+  const bool version4 = version >= 4;
   ZSTD_CCtx* c = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
   std::string frame;
@@ -74,7 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       bytes.append(reinterpret_cast<const char*>(data + 1), size - 1);
       break;
     default:
-      bytes = blocks_from(data + 1, size - 1, (data[0] & 3) == 3);
+      bytes = blocks_from(data + 1, size - 1,
+                          (data[0] & 3) == 2   ? '\x01'
+                          : (data[0] & 4) != 0 ? '\x05'
+                                               : '\x04');
       break;
   }
   lowalloc::analyze::options opts;

@@ -8,7 +8,8 @@
 //   w.save(path);
 //
 // Event methods take absolute times in ticks: the writer turns them into the dt of the stream
-// clock (from format version 4, a TICK record before an event whose dt is not 0). Like the
+// clock (in format version 4 a TICK record before an event whose dt is not 0, from version 5 the
+// block's tick section at its end). Like the
 // recorder, it writes no address in ALLOC: free() of an allocation made earlier in the open block
 // becomes a FREE_LOCAL, any other free() a FREE with the address, and
 // end_block() lists the block's allocations that were not freed in an ADDRESSES record. Then it
@@ -78,6 +79,10 @@ class trace_writer {
     prev_addr_ = 0;
     prev_ordinal_ = 0;
     allocs_.clear();
+    events_ = 0;
+    last_ticked_ = 0;
+    tick_gaps_.clear();
+    tick_dts_.clear();
     return *this;
   }
   /// Opens a block of `stream` that begins with TIME (ticks, ns).
@@ -364,6 +369,17 @@ class trace_writer {
   const bytes& file() const noexcept { return file_; }
   bytes& file() noexcept { return file_; }
   const bytes& payload() const noexcept { return payload_; }
+  /// The tick section of the open block so far (format version 5; empty before): what ends its
+  /// payload.
+  bytes tick_section() const {
+    bytes out;
+    if (version_ < 5) return out;
+    put_varint(out, tick_gaps_.size());
+    for (std::uint64_t g : tick_gaps_) put_varint(out, g);
+    for (std::uint64_t d : tick_dts_) put_varint(out, d);
+    put_u32(out, static_cast<std::uint32_t>(out.size()));
+    return out;
+  }
 
   void save(const std::string& path) const {
     std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -380,16 +396,28 @@ class trace_writer {
         if (allocs_[i].state == unfreed) listed.emplace_back(i, allocs_[i].addr);
       if (!listed.empty()) this->addresses(listed);
     }
+    payload_ += tick_section();
     return end_block_raw(compress(payload_, prefixed ? &previous_[stream_] : nullptr),
                          payload_.size(), prefixed);
   }
 
-  // The tag of an event record and its dt: a TICK first from version 4, inline before.
+  // The tag of an event record and its dt: inline before version 4, a TICK first in version 4,
+  // in the block's tick section from version 5.
   void event(unsigned tag, std::uint64_t t) {
     const std::uint64_t d = dt(t);
     if (version_ < 4) {
       payload_ += static_cast<char>(tag);
       put_varint(payload_, d);
+      return;
+    }
+    if (version_ >= 5) {
+      if (d != 0) {
+        tick_gaps_.push_back(events_ - last_ticked_);
+        tick_dts_.push_back(d);
+        last_ticked_ = events_;
+      }
+      ++events_;
+      payload_ += static_cast<char>(tag);
       return;
     }
     if (d != 0) {
@@ -412,6 +440,10 @@ class trace_writer {
   };
 
   std::uint16_t version_;
+  std::uint64_t events_ = 0;       // event records in the open block
+  std::uint64_t last_ticked_ = 0;  // the index of the last with a dt (0: none yet)
+  std::vector<std::uint64_t> tick_gaps_;
+  std::vector<std::uint64_t> tick_dts_;
   bytes file_;
   std::vector<block_alloc> allocs_;  // the open block's allocations, by ordinal
   bytes payload_;

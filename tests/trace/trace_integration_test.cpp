@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -33,6 +34,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -86,7 +88,9 @@ struct record_census {
   std::int64_t listed_addresses = 0;  // ADDRESSES entries
   std::int64_t live_entries = 0;      // LIVE entries
   std::int64_t blocks = 0;
-  std::int64_t prefixed_blocks = 0;  // compressed against their stream's previous block
+  std::int64_t prefixed_blocks = 0;   // compressed against their stream's previous block
+  std::int64_t ticks = 0;             // events with a dt, in the blocks' tick sections
+  std::int64_t most_block_ticks = 0;  // of one block
   std::int64_t of(std::uint8_t tag) const {
     const auto it = records.find(tag);
     return it == records.end() ? 0 : it->second;
@@ -124,14 +128,23 @@ record_census census(const fs::path& file) {
     z.decompress(bytes.data(), b, payload.data(),
                  prev == previous.end() ? nullptr : prev->second.data(),
                  prev == previous.end() ? 0 : prev->second.size());
-    detail::payload_reader r(payload.data(), payload.data() + payload.size());
-    fmt::block_decoding decoding;
+    fmt::block_decoding decoding(index.version);
+    std::size_t records = payload.size();
+    if (decoding.ticks_at_end) {
+      const char* wrong = fmt::open_ticks(payload.data(), payload.size(), &records, decoding);
+      if (wrong != nullptr) throw std::runtime_error(wrong);
+      c.ticks += static_cast<std::int64_t>(decoding.ticks_left);
+      c.most_block_ticks =
+          std::max(c.most_block_ticks, static_cast<std::int64_t>(decoding.ticks_left));
+    }
+    detail::payload_reader r(payload.data(), payload.data() + records);
     census_visitor visit{c};
     while (!r.done()) {
       std::uint8_t tag = fmt::decode_record(r, decoding, visit);
       if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
       ++c.records[tag];
     }
+    if (!decoding.ticks_done()) throw std::runtime_error("a tick section names missing events");
     previous[b.stream] = std::move(payload);
   }
   return c;
@@ -319,17 +332,19 @@ TEST_F(trace_test, malloc_free_loop) {
 }
 
 TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved_and_blocks_chain) {
-  // Format version 4: events carry no time of their own; a TICK record before one says the
-  // stream clock moved. 200,000 allocations and frees take some milliseconds, several ticks of
-  // 65 to 130 us, and far fewer ticks than events.
+  // Events carry no time of their own; their block's tick section names those at which the
+  // stream clock moved, with the dt (format version 5; version 4 had a TICK record before each).
+  // 200,000 allocations and frees take some milliseconds, several ticks of 65 to 130 us, and far
+  // fewer ticks than events.
   traced t = trace("malloc_loop", {"100000"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   const record_census c = census(t.trace);
   const std::int64_t events =
       c.of(fmt::tag_alloc) + c.of(fmt::tag_free_local) + c.of(fmt::tag_free);
   EXPECT_GE(events, 200000);
-  EXPECT_GE(c.of(fmt::tag_tick), 2);
-  EXPECT_LT(c.of(fmt::tag_tick) * 20, events);
+  EXPECT_EQ(c.of(fmt::tag_tick), 0);
+  EXPECT_GE(c.ticks, 2);
+  EXPECT_LT(c.ticks * 20, events);
   const analyze::analysis a = read_complete(t.trace);
   EXPECT_GT(a.run_time_seconds, 0.0);
   // One thread, one stream: each of its blocks after the first is compressed against the one
@@ -448,6 +463,27 @@ TEST_F(trace_test, four_threads_at_once) {
   traced t = trace("threads", {"10"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_GE(read_complete(t.trace).threads, 4u);
+}
+
+// A block's tick section holds the dts of 512 events at most: a thread whose events are each a
+// tick or more apart ends its blocks there, and every event keeps its time.
+TEST_F(trace_test, a_block_ends_when_its_tick_section_is_full) {
+  traced t = trace("malloc_loop", {"3000", "30"});  // sleeping 30 us after each free
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const record_census c = census(t.trace);
+  EXPECT_EQ(c.most_block_ticks, 512);
+  EXPECT_GE(c.blocks, 2);
+  EXPECT_GT(c.ticks, 512);
+  const analyze::analysis a = read_complete(t.trace);
+  const std::int64_t before = static_cast<std::int64_t>(a.totals.allocations);
+  EXPECT_GE(before, 3000);
+  // 3,000 pauses of 30 us at least.
+  EXPECT_GE(a.run_time_seconds, 0.09);
+  traced none = trace("malloc_loop", {"0", "30"});
+  ASSERT_EQ(none.run.status, 0) << none.run.err;
+  const analyze::analysis b = read_complete(none.trace);
+  EXPECT_EQ(before - static_cast<std::int64_t>(b.totals.allocations), 3000);
+  EXPECT_EQ(a.totals.temporary - b.totals.temporary, 3000u);
 }
 
 TEST_F(trace_test, the_writer_thread_starts_with_the_programs_second_thread) {
