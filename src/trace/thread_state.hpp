@@ -25,16 +25,19 @@
 
 namespace lowalloc::trace {
 
-inline constexpr std::size_t buffer_bytes = 64 * 1024;
+// A block's events: a quarter of a MiB. Each block costs 30 bytes or so of headers, and more for
+// what a block's start repeats (TIME, the tick section): with 64 KiB, a program that repeats
+// one loop wrote twice the trace.
+inline constexpr std::size_t buffer_bytes = 256 * 1024;
 // Allocations of the current block not yet freed in it. A free of one of them names it by its
 // distance instead of its address (FREE_LOCAL); the addresses of the others are written once, at
 // the end of the block (ADDRESSES). The block ends early when the table is half full.
 inline constexpr std::size_t local_capacity = 4096;
 inline constexpr std::size_t local_limit = local_capacity / 2;
 // The events of a block whose dt is not 0 (the block's tick section); the block ends early when
-// they fill the list, which takes 512 events at least 65 us apart (flush_interval_ticks ends most
-// blocks before).
-inline constexpr std::size_t tick_capacity = 512;
+// they fill the list, which takes 1,024 events at least 65 us apart (a clang++ compile has 600 a
+// block; flush_interval_ticks ends most blocks before).
+inline constexpr std::size_t tick_capacity = 1024;
 // Beyond buffer_bytes: ADDRESSES (or KEPT) and the tick section; whole cache lines, as the
 // thread's mapping lays out what follows the buffers (the unwind cache) by them.
 inline constexpr std::size_t trailer_bytes =

@@ -334,14 +334,14 @@ TEST_F(trace_test, malloc_free_loop) {
 TEST_F(trace_test, an_events_time_is_written_only_when_the_clock_moved_and_blocks_chain) {
   // Events carry no time of their own; their block's tick section names those at which the
   // stream clock moved, with the dt (format version 5; version 4 had a TICK record before each).
-  // 200,000 allocations and frees take some milliseconds, several ticks of 65 to 130 us, and far
+  // 600,000 allocations and frees take some milliseconds, several ticks of 65 to 130 us, and far
   // fewer ticks than events.
-  traced t = trace("malloc_loop", {"100000"});
+  traced t = trace("malloc_loop", {"300000"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   const record_census c = census(t.trace);
   const std::int64_t events =
       c.of(fmt::tag_alloc) + c.of(fmt::tag_free_local) + c.of(fmt::tag_free);
-  EXPECT_GE(events, 200000);
+  EXPECT_GE(events, 600000);
   EXPECT_EQ(c.of(fmt::tag_tick), 0);
   EXPECT_GE(c.ticks, 2);
   EXPECT_LT(c.ticks * 20, events);
@@ -465,38 +465,38 @@ TEST_F(trace_test, four_threads_at_once) {
   EXPECT_GE(read_complete(t.trace).threads, 4u);
 }
 
-// A block's tick section holds the dts of 512 events at most: a thread whose events are each a
-// tick or more apart ends its blocks there, and every event keeps its time.
+// A block's tick section holds the dts of 1,024 events at most: a thread whose every tick has an
+// event ends its block there, well before its 256 KiB of events, and every event keeps its time.
 TEST_F(trace_test, a_block_ends_when_its_tick_section_is_full) {
-  traced t = trace("malloc_loop", {"3000", "30"});  // sleeping 30 us after each free
+  traced t = trace("malloc_loop", {"60000", "3"});  // spinning 3 us after each free
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   const record_census c = census(t.trace);
-  EXPECT_EQ(c.most_block_ticks, 512);
+  EXPECT_EQ(c.most_block_ticks, 1024);
   EXPECT_GE(c.blocks, 2);
-  EXPECT_GT(c.ticks, 512);
+  EXPECT_GT(c.ticks, 1024);
   const analyze::analysis a = read_complete(t.trace);
   const std::int64_t before = static_cast<std::int64_t>(a.totals.allocations);
-  EXPECT_GE(before, 3000);
-  // 3,000 pauses of 30 us at least.
-  EXPECT_GE(a.run_time_seconds, 0.09);
-  traced none = trace("malloc_loop", {"0", "30"});
+  EXPECT_GE(before, 60000);
+  // 60,000 spins of 3 us at least.
+  EXPECT_GE(a.run_time_seconds, 0.18);
+  traced none = trace("malloc_loop", {"0", "3"});
   ASSERT_EQ(none.run.status, 0) << none.run.err;
   const analyze::analysis b = read_complete(none.trace);
-  EXPECT_EQ(before - static_cast<std::int64_t>(b.totals.allocations), 3000);
-  EXPECT_EQ(a.totals.temporary - b.totals.temporary, 3000u);
+  EXPECT_EQ(before - static_cast<std::int64_t>(b.totals.allocations), 60000);
+  EXPECT_EQ(a.totals.temporary - b.totals.temporary, 60000u);
 }
 
 TEST_F(trace_test, the_writer_thread_starts_with_the_programs_second_thread) {
   // A one-thread program compresses its own blocks: the recorder adds no thread to it (glibc's
   // single-threaded fast paths stay). With the program's second thread comes the writer.
-  const command_result untraced = run_command({program("task_count"), "100000"}, dir_);
+  const command_result untraced = run_command({program("task_count"), "400000"}, dir_);
   ASSERT_EQ(untraced.status, 0) << untraced.err;
   EXPECT_EQ(untraced.out, "1 2\n");
-  traced t = trace("task_count", {"100000"});
+  traced t = trace("task_count", {"400000"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_EQ(t.run.out, "1 3\n");
   const analyze::analysis a = read_complete(t.trace);
-  EXPECT_GE(a.totals.allocations, 100000u);
+  EXPECT_GE(a.totals.allocations, 400000u);
   EXPECT_EQ(a.unmatched_frees, 0u);
   EXPECT_GE(census(t.trace).blocks, 3);  // most of them written by the program's thread
 }
@@ -950,7 +950,7 @@ TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it
 // self_kill: K x (malloc 32, free), then death by a signal. The blocks flushed before read;
 // there is no END record.
 void check_killed(const traced& t, int signal_number) {
-  constexpr long k = 100000;  // 200,000 events: many 64 KiB blocks are flushed before the end
+  constexpr long k = 400000;  // 800,000 events: several 256 KiB blocks are flushed before the end
   EXPECT_EQ(t.run.status, 128 + signal_number) << t.run.err;
   analyze::analysis a = analyze::analyze_file(t.trace.string(), {false, true});
   EXPECT_FALSE(a.complete);
@@ -959,12 +959,12 @@ void check_killed(const traced& t, int signal_number) {
 }
 
 TEST_F(trace_test, killed_program_trace_reads_up_to_its_last_block) {
-  traced t = trace("self_kill", {"100000"});
+  traced t = trace("self_kill", {"400000"});
   check_killed(t, SIGKILL);
 }
 
 TEST_F(trace_test, crashed_program_trace_reads_up_to_its_last_block) {
-  traced t = trace("self_kill", {"100000", "segfault"});
+  traced t = trace("self_kill", {"400000", "segfault"});
   check_killed(t, SIGSEGV);
 }
 
@@ -1106,11 +1106,11 @@ std::vector<std::uint64_t> block_offsets(const std::string& bytes) {
 }
 
 TEST_F(trace_test, report_names_the_offset_where_a_cut_trace_ends) {
-  traced t = trace("malloc_loop", {"100000"});
+  traced t = trace("malloc_loop", {"400000"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   const std::string bytes = read_text(t.trace);
   std::vector<std::uint64_t> blocks = block_offsets(bytes);
-  ASSERT_GE(blocks.size(), 3u) << "200,000 events make several blocks";
+  ASSERT_GE(blocks.size(), 3u) << "800,000 events make several blocks";
   const std::uint64_t last = blocks.back();
   std::uint32_t compressed = 0;
   std::memcpy(&compressed, bytes.data() + last + 4, sizeof compressed);
