@@ -446,7 +446,7 @@ int run_main(int argc, char** argv) {
       what = "no trace was written";
     } else if (!crash.seen) {
       what =
-          "the recorder could not write the events of each thread's last block (up to 256 KiB "
+          "the recorder could not write the events of each thread's last block (up to 512 KiB "
           "of events per thread are missing from ";
       what += files.front();
       what += ")";

@@ -226,10 +226,11 @@ bool start_compressor() {
   // (deep-churn's blocks of 64 KiB compressed to 20 kB with their prefix just under 128 KiB, to
   // 1.6 MB just over). Matches of 5 bytes, not level 2's 6 above 256 KiB: a program whose every
   // stack is new repeats runs of 5 (6.7 MB with 6 bytes, 4.0 MB with 5); a hash of 2^16 entries
-  // (256 KiB) and a window of 1 MiB, that holds a block and its prefix.
+  // (256 KiB) and a window of 2 MiB, that holds a block and its prefix.
+  static_assert(2 * prefix_bytes <= std::size_t{1} << 21, "a block and its prefix in the window");
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 2);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_strategy, ZSTD_fast);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 20);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 21);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, 16);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, 5);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);

@@ -1,7 +1,7 @@
 // Where the blocks go: the trace file (its name, its header, the manifest line that names it),
 // zstd compression, and the writer thread that compresses and appends the blocks threads hand
 // over, so that the program's threads spend no time in zstd. A thread calls flush() once per
-// block (256 KiB of events, or a quarter second): the only locks of the recorder's event path.
+// block (512 KiB of events, or a quarter second): the only locks of the recorder's event path.
 #ifndef LOWALLOC_SRC_TRACE_SINK_HPP
 #define LOWALLOC_SRC_TRACE_SINK_HPP
 

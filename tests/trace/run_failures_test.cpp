@@ -332,7 +332,7 @@ TEST_F(run_failures, a_program_killed_without_a_crash_handler_has_its_last_block
   EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
   EXPECT_EQ(r.err, "lowalloc run: " + program("self_kill") +
                        " was killed by signal 9 (Killed); the recorder could not write the "
-                       "events of each thread's last block (up to 256 KiB of events per thread "
+                       "events of each thread's last block (up to 512 KiB of events per thread "
                        "are missing from " +
                        output + ")\n");
 }

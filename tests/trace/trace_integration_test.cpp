@@ -469,7 +469,7 @@ TEST_F(trace_test, four_threads_at_once) {
 }
 
 // A block's tick section holds the dts of 1,024 events at most: a thread whose every tick has an
-// event ends its block there, well before its 256 KiB of events, and every event keeps its time.
+// event ends its block there, well before its 512 KiB of events, and every event keeps its time.
 TEST_F(trace_test, a_block_ends_when_its_tick_section_is_full) {
   traced t = trace("malloc_loop", {"60000", "3"});  // spinning 3 us after each free
   ASSERT_EQ(t.run.status, 0) << t.run.err;
@@ -953,7 +953,7 @@ TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it
 // self_kill: K x (malloc 32, free), then death by a signal. The blocks flushed before read;
 // there is no END record.
 void check_killed(const traced& t, int signal_number) {
-  constexpr long k = 400000;  // 800,000 events: several 256 KiB blocks are flushed before the end
+  constexpr long k = 400000;  // 800,000 events: a 512 KiB block or more is flushed before the end
   EXPECT_EQ(t.run.status, 128 + signal_number) << t.run.err;
   analyze::analysis a = analyze::analyze_file(t.trace.string(), {false, true});
   EXPECT_FALSE(a.complete);
