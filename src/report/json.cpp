@@ -91,41 +91,41 @@ void json_histogram(site_writer& out, const size_counts& sizes) {
   out << "[";
   for (std::size_t i = 0; i < sizes.buckets.size(); ++i) {
     const std::size_t b = sizes.buckets[i].bucket;
-    if (i != 0) out << ", ";
-    out << "{\"min\": " << histogram::bucket_min(b) << ", \"max\": " << histogram::bucket_max(b)
-        << ", \"count\": " << sizes.buckets[i].count << "}";
+    if (i != 0) out << ",";
+    out << "{\"min\":" << histogram::bucket_min(b) << ",\"max\":" << histogram::bucket_max(b)
+        << ",\"count\":" << sizes.buckets[i].count << "}";
   }
   out << "]";
 }
 
 void json_objects(site_writer& out, const analyze::object_counts& o) {
   using analyze::object_counts;
-  out << ",\n     \"objects\": {\"count\": " << o.objects << ", \"allocations\": " << o.allocations
-      << ", \"alive_at_end\": " << o.alive_at_end << ", \"max_alive\": " << o.max_alive
-      << ", \"alive_at_peak\": " << o.alive_at_peak << ", \"allocations_per_object\": [";
+  out << ",\"objects\":{\"count\":" << o.objects << ",\"allocations\":" << o.allocations
+      << ",\"alive_at_end\":" << o.alive_at_end << ",\"max_alive\":" << o.max_alive
+      << ",\"alive_at_peak\":" << o.alive_at_peak << ",\"allocations_per_object\":[";
   bool first = true;
   for (std::size_t k = 0; k < object_counts::allocation_classes; ++k) {
     if (o.by_allocations[k] == 0) continue;
-    out << (first ? "" : ", ") << "{\"min\": " << object_counts::allocation_class_min(k)
-        << ", \"max\": ";
+    out << (first ? "" : ",") << "{\"min\":" << object_counts::allocation_class_min(k)
+        << ",\"max\":";
     if (object_counts::allocation_class_max(k) == 0)
       out << "null";
     else
       out << object_counts::allocation_class_max(k);
-    out << ", \"count\": " << o.by_allocations[k] << "}";
+    out << ",\"count\":" << o.by_allocations[k] << "}";
     first = false;
   }
-  out << "],\n      \"lifetime\": {\"temporary\": " << o.by_lifetime[0]
-      << ", \"under_16\": " << o.by_lifetime[1] << ", \"under_256\": " << o.by_lifetime[2]
-      << ", \"under_4096\": " << o.by_lifetime[3] << ", \"longer\": " << o.by_lifetime[4]
-      << ", \"alive_at_end\": " << o.by_lifetime[5] << "},\n      \"duration\": {";
+  out << "],\"lifetime\":{\"temporary\":" << o.by_lifetime[0]
+      << ",\"under_16\":" << o.by_lifetime[1] << ",\"under_256\":" << o.by_lifetime[2]
+      << ",\"under_4096\":" << o.by_lifetime[3] << ",\"longer\":" << o.by_lifetime[4]
+      << ",\"alive_at_end\":" << o.by_lifetime[5] << "},\"duration\":{";
   static constexpr const char* durations[object_counts::duration_classes] = {
       "same_tick", "under_1ms", "under_10ms", "under_100ms", "under_1s", "longer", "alive_at_end"};
   for (std::size_t k = 0; k < object_counts::duration_classes; ++k)
-    out << (k == 0 ? "\"" : ", \"") << durations[k] << "\": " << o.by_duration[k];
-  out << "},\n      \"first_sizes\": ";
+    out << (k == 0 ? "\"" : ",\"") << durations[k] << "\":" << o.by_duration[k];
+  out << "},\"first_sizes\":";
   json_histogram(out, o.first_sizes);
-  out << ", \"final_sizes\": ";
+  out << ",\"final_sizes\":";
   json_histogram(out, o.final_sizes);
   out << "}";
 }
@@ -133,50 +133,50 @@ void json_objects(site_writer& out, const analyze::object_counts& o) {
 void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers& numbers,
                const report_options& ro) {
   const counters& c = s.totals;
-  out << "    {\"allocations\": " << c.allocations << ", \"bytes_allocated\": " << c.bytes_allocated
-      << ", \"frees\": " << c.frees << ", \"temporary\": " << c.temporary
-      << ", \"leaked\": {\"allocations\": " << c.leaked_allocations
-      << ", \"bytes\": " << c.leaked_bytes << "}, \"peak\": {\"bytes\": " << c.peak_bytes
-      << "}, \"max_live\": {\"bytes\": " << c.max_live_bytes
-      << ", \"at_least\": " << s.max_live_at_least << "},\n     \"histogram\": ";
+  out << "    {\"allocations\":" << c.allocations << ",\"bytes_allocated\":" << c.bytes_allocated
+      << ",\"frees\":" << c.frees << ",\"temporary\":" << c.temporary
+      << ",\"leaked\":{\"allocations\":" << c.leaked_allocations << ",\"bytes\":" << c.leaked_bytes
+      << "},\"peak\":{\"bytes\":" << c.peak_bytes
+      << "},\"max_live\":{\"bytes\":" << c.max_live_bytes << ",\"at_least\":" << s.max_live_at_least
+      << "},\"histogram\":";
   json_histogram(out, s.sizes);
-  out << ",\n     \"operations\": [";
+  out << ",\"operations\":[";
   const std::size_t i = static_cast<std::size_t>(&s - a.sites.data());
   if (i + 1 < a.site_operation_first.size()) {
     for (std::size_t k = a.site_operation_first[i]; k < a.site_operation_first[i + 1]; ++k) {
       const analyze::site_operation& so = a.site_operations[k];
       const operation& op = a.operations[so.op];
-      if (k != a.site_operation_first[i]) out << ", ";
-      out << "{\"kind\": \"" << op.kind
-          << "\", \"container\": " << (op.container.empty() ? "null" : json_string(op.container))
-          << ", \"member\": " << (op.member.empty() ? "null" : json_string(op.member))
-          << ", \"allocations\": " << so.allocations << "}";
+      if (k != a.site_operation_first[i]) out << ",";
+      out << "{\"kind\":\"" << op.kind
+          << "\",\"container\":" << (op.container.empty() ? "null" : json_string(op.container))
+          << ",\"member\":" << (op.member.empty() ? "null" : json_string(op.member))
+          << ",\"allocations\":" << so.allocations << "}";
     }
   }
   out << "]";
   if (ro.objects != nullptr) json_objects(out, (*ro.objects)[i]);
   if (ro.advice != nullptr) {
     // The site's advice, best first, as lowalloc advise's JSON in short.
-    out << ",\n     \"advice\": [";
+    out << ",\"advice\":[";
     bool first = true;
     for (const analyze::advice_item& it : *ro.advice) {
       if (it.site != i || it.kind == "none") continue;
-      out << (first ? "" : ", ") << "{\"kind\": \"" << it.kind << "\", \"confidence\": \""
-          << it.confidence << "\", \"suggestion\": " << json_string(it.chosen.suggestion)
-          << ", \"allocations\": " << it.allocations
-          << ", \"allocations_after\": " << it.chosen.allocations_after << "}";
+      out << (first ? "" : ",") << "{\"kind\":\"" << it.kind << "\",\"confidence\":\""
+          << it.confidence << "\",\"suggestion\":" << json_string(it.chosen.suggestion)
+          << ",\"allocations\":" << it.allocations
+          << ",\"allocations_after\":" << it.chosen.allocations_after << "}";
       first = false;
     }
     out << "]";
   }
-  out << ",\n     \"folded_frames\": " << std::uint64_t{s.folded_frames}
-      << ", \"folded_start_frames\": " << std::uint64_t{s.folded_start_frames} << ", \"stack\": [";
+  out << ",\"folded_frames\":" << std::uint64_t{s.folded_frames}
+      << ",\"folded_start_frames\":" << std::uint64_t{s.folded_start_frames} << ",\"stack\":[";
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
     std::vector<std::uint32_t>& table = numbers.of(s.stack.table());
     out << numbers.number(table, ids[0], s.stack[0]);
     for (std::size_t k = 1; k < s.stack.size(); ++k)
-      out << ", " << numbers.number(table, ids[k], s.stack[k]);
+      out << "," << numbers.number(table, ids[k], s.stack[k]);
   }
   out << "]}";
 }

@@ -1545,18 +1545,18 @@ TEST_F(trace_test, report_objects_prints_each_sites_objects_in_text_and_json) {
       {lowalloc_cli, "report", t.trace.string(), "--objects", "--format", "json", "--top", "1"},
       t.trace.parent_path());
   ASSERT_EQ(json.status, 0) << json.err;
-  EXPECT_NE(json.out.find("\"objects\": {\"count\": 100, \"allocations\": 350, "
-                          "\"alive_at_end\": 0, \"max_alive\": 1, \"alive_at_peak\": 0, "),
+  // A site is one line of compact JSON.
+  EXPECT_NE(json.out.find("\"objects\":{\"count\":100,\"allocations\":350,"
+                          "\"alive_at_end\":0,\"max_alive\":1,\"alive_at_peak\":0,"),
             std::string::npos)
       << json.out;
-  EXPECT_NE(json.out.find("\"duration\": {\"same_tick\": "), std::string::npos) << json.out;
-  EXPECT_NE(json.out.find("\"lifetime\": {\"temporary\": 10, \"under_16\": 90, "),
-            std::string::npos)
+  EXPECT_NE(json.out.find("\"duration\":{\"same_tick\":"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"lifetime\":{\"temporary\":10,\"under_16\":90,"), std::string::npos)
       << json.out;
-  EXPECT_NE(json.out.find("\"advice\": [{\"kind\": \"reuse\", \"confidence\": \"high\", "
-                          "\"suggestion\": \"hoist the vector out of the loop and clear() it "
-                          "each time\", \"allocations\": 350, \"allocations_after\": 5}, "
-                          "{\"kind\": \"small_vector\""),
+  EXPECT_NE(json.out.find("\"advice\":[{\"kind\":\"reuse\",\"confidence\":\"high\","
+                          "\"suggestion\":\"hoist the vector out of the loop and clear() it "
+                          "each time\",\"allocations\":350,\"allocations_after\":5},"
+                          "{\"kind\":\"small_vector\""),
             std::string::npos)
       << json.out;
   EXPECT_FALSE(json_keys(json.out).parse().empty()) << "not a JSON object";
