@@ -577,7 +577,7 @@ inline const char* open_ticks(const std::uint8_t* payload, std::size_t size, std
   if (bytes == 0 || bytes > size - 4) return "the tick section's size is past the block's start";
   const std::uint8_t* p = payload + (size - 4 - bytes);
   const std::uint8_t* const end = payload + (size - 4);
-  // A varint wholly inside the section, or nullptr.
+  // The next varint, if it lies wholly inside the section and fits 64 bits.
   const auto next = [end](const std::uint8_t*& q, std::uint64_t& v) {
     v = 0;
     for (unsigned shift = 0; q != end && shift < 64; shift += 7) {
