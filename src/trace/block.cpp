@@ -97,10 +97,6 @@ local_entry* sort_by_ordinal(local_entry* entries, local_entry* spare, std::size
   return entries;
 }
 
-}  // namespace
-
-namespace {
-
 // The block's unfreed allocations go to the kept table, in increasing ordinal (of two at one
 // address, the later stays). KEPT lists the allocations that replaced a kept one.
 void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
@@ -116,10 +112,6 @@ void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
     p = entries.encode(p, fmt::kept_drop{sorted[i].ordinal, sorted[i].addr});
   commit(t, p);
 }
-
-}  // namespace
-
-namespace {
 
 void write_addresses(thread_state* t) {
   if (t->local_count + t->evicted_count == 0) return;
