@@ -27,6 +27,7 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.unmatched_frees = acc.unmatched_frees;
   a.lost_events = acc.lost_events;
   a.threads = merge.threads();
+  a.stacks_lost = merge.undefined_stack_events();
   a.run_time_seconds = merge.run_time_seconds();
   a.complete = acc.complete;
   a.exec_path = std::move(acc.exec_path);

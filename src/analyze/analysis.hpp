@@ -26,6 +26,7 @@ struct analysis {
   std::array<std::uint64_t, 8> allocations_by_kind{};  // indexed by trace_format::alloc_kind
   std::uint64_t unmatched_frees = 0;  // frees of addresses not allocated while tracing
   std::uint64_t lost_events = 0;      // events the recorder reported it could not record
+  std::uint64_t stacks_lost = 0;      // allocations shown without their stack: its record was lost
   std::uint64_t threads = 0;          // streams in the file
   double run_time_seconds = 0;        // first to last timestamp
   bool complete = false;              // END or EXEC seen (the process was not killed)

@@ -104,9 +104,11 @@ struct stream {
   // own (its report 0.82x with 64; 1.02x on ninja and cc1plus, whose kept blocks are freed in no
   // order; 256 was 0.61x and 1.17x).
   detail::u64_map<live_block, detail::runs_of<6>> kept;
-  // Stack id -> merged stack index. The ids count up from 1 (after a RESET too): runs of them
-  // share cache lines.
+  // Stack id -> merged stack index, up to format version 5 (from 6 the ids are the process's:
+  // state::process_stacks_). The ids count up from 1 (after a RESET too): runs of them share
+  // cache lines.
   detail::u64_map<std::uint32_t, detail::runs_of<4>> stacks;
+  std::uint32_t stack_id = 0;    // ALLOC, from version 6: its stack id, looked up when merged
   bool has_last_alloc = false;   // the latest ALLOC has a known address...
   std::uint64_t last_alloc = 0;  // ...this one
   bool has_last_kept = false;    // the latest ALLOC is kept...
@@ -162,6 +164,7 @@ struct event_merge::state {
   std::uint32_t child(std::uint32_t parent, std::uint32_t location);
   std::uint32_t new_node(std::uint32_t parent, std::uint32_t location);
   std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips, stream* from = nullptr);
+  std::uint32_t process_stack_of(stream& s);
   std::uint32_t module_at(std::uint64_t addr) const;
   double run_time_seconds() const noexcept;
 
@@ -228,6 +231,10 @@ struct event_merge::state {
   detail::u64_map<std::uint32_t> child_of_;
   std::vector<std::uint32_t> stack_of_node_;  // not_a_stack: not a stack (yet)
   std::uint32_t no_stack_ = no_module;        // the merged stack of stack id 0, once made
+  // From format version 6: stack id -> merged stack index, for every stream.
+  bool process_ids_ = index_.version >= 6;
+  detail::u64_map<std::uint32_t, detail::runs_of<4>> process_stacks_;
+  std::uint64_t undefined_stack_events_ = 0;  // ALLOCs whose stack's definition was lost
   std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
 
   std::vector<recorded_module> modules_;
@@ -467,6 +474,7 @@ struct decode_visitor {
   }
 
   void operator()(const fmt::reset_record& r) {
+    if (m.process_ids_) throw payload_error("a RESET record in a trace of format version 6");
     m.tick(s, r.dt);
     s.stacks.clear();
   }
@@ -550,6 +558,10 @@ struct decode_visitor {
     if (r.stack == 0) {
       if (m.no_stack_ == no_module) m.no_stack_ = m.intern_stack({});
       s.stack = m.no_stack_;
+    } else if (m.process_ids_) {
+      // Defined by whichever stream used it first, maybe not merged yet: looked up when merged.
+      s.stack_id = static_cast<std::uint32_t>(r.stack);
+      s.stack = not_a_stack;
     } else if (const std::uint32_t* merged = s.stacks.find(r.stack)) {
       s.stack = *merged;
     } else {
@@ -898,9 +910,20 @@ void event_merge::state::process_unmodule(stream& s) {
   for (event_sink* sink : sinks_) sink->on_unmodule(e);
 }
 
+// A version 6 ALLOC's stack: any stream's definition merged before it. One that is not was in a
+// block that did not reach the file (a thread killed, or lost in a crash): the allocation is
+// counted without its stack.
+std::uint32_t event_merge::state::process_stack_of(stream& s) {
+  if (const std::uint32_t* merged = process_stacks_.find(s.stack_id)) return *merged;
+  ++undefined_stack_events_;
+  if (no_stack_ == no_module) no_stack_ = intern_stack({});
+  return no_stack_;
+}
+
 void event_merge::state::process(stream& s) {
   switch (s.kind) {
     case event::alloc:
+      if (s.stack == not_a_stack) s.stack = process_stack_of(s);
       process_alloc(s);
       break;
     case event::free:
@@ -924,7 +947,13 @@ void event_merge::state::process(stream& s) {
     case event::stack: {
       const std::uint32_t merged = intern_stack(s.scratch, &s);
       bool inserted = false;
-      s.stacks.get(s.id_field, inserted) = merged;
+      std::uint32_t& id = (process_ids_ ? process_stacks_ : s.stacks).get(s.id_field, inserted);
+      // From version 6 two threads that met a stack at the same moment both define it.
+      if (process_ids_ && !inserted && id != merged)
+        throw block_damage{s.current_block, "damaged block of stream " + std::to_string(s.id) +
+                                                ": stack id " + std::to_string(s.id_field) +
+                                                " defined again with other frames"};
+      id = merged;
       break;
     }
   }
@@ -1018,6 +1047,10 @@ void event_merge::add_sink(event_sink& sink) { s_->sinks_.push_back(&sink); }
 void event_merge::run() { s_->run(); }
 
 const recorded_stacks& event_merge::stacks() const noexcept { return s_->stacks_; }
+
+std::uint64_t event_merge::undefined_stack_events() const noexcept {
+  return s_->undefined_stack_events_;
+}
 
 const std::vector<recorded_module>& event_merge::modules() const noexcept { return s_->modules_; }
 

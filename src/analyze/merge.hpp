@@ -41,6 +41,9 @@ class event_merge {
   const recorded_stacks& stacks() const noexcept;
   const std::vector<recorded_module>& modules() const noexcept;
   std::uint64_t threads() const noexcept;
+  /// Allocations counted without their stack because its definition (format version 6: any
+  /// thread's STACK record) is not in the file: the block that held it was lost.
+  std::uint64_t undefined_stack_events() const noexcept;
   /// First to last timestamp of the events, in seconds (docs/tracer.md, "run time").
   double run_time_seconds() const noexcept;
 

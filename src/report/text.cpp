@@ -279,6 +279,10 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (a.unmatched_frees != 0)
     line(out, "unmatched frees", thousands(a.unmatched_frees),
          noun(a.unmatched_frees, "free") + " of memory not allocated while tracing");
+  if (a.stacks_lost != 0)
+    line(out, "stacks lost", thousands(a.stacks_lost),
+         noun(a.stacks_lost, "allocation") +
+             " shown without a stack: its thread's last block, which defined it, was lost");
   if (a.lost_events != 0)
     line(out, "lost events", thousands(a.lost_events),
          noun(a.lost_events, "event") + " the recorder could not record: counts are low");

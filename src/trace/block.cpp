@@ -18,39 +18,44 @@ std::atomic<std::uint32_t> free_epochs[free_epoch_buckets];
 
 namespace {
 
-// A stack the table did not have: add it, and write its STACK record, or STACK_SHARED when it
-// shares two or more outer frames with the stream's previous one (the frames of a deep stack are
-// then written once, not once per stack). The record and the event that uses it must land in the
-// same block or the record first: reserve room for both.
+// A stack the thread's table did not have: its id (stack_table.hpp, add_stack), and its STACK
+// record when the thread must write one, or STACK_SHARED when it shares two or more outer frames
+// with the stream's previous one (the frames of a deep stack are then written once, not once per
+// stack). The record and the event that uses it must land in the same block or the record first:
+// reserve room for both. `stamp`: the event's.
 __attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::uintptr_t* ips,
                                                   std::size_t n, std::uint64_t hash,
-                                                  std::size_t slot) {
+                                                  std::size_t slot, std::uint64_t stamp) {
   stack_table& s = t->stacks;
+  const new_stack_id got = add_stack(s, ips, n, hash, slot, t->generation, stamp, t->clock,
+                                     many_threads.load(std::memory_order_relaxed));
+  if (got.id == 0 || !got.define) return got.id;
   const std::uintptr_t* previous = s.written_ips;
   const std::size_t previous_n = s.written_n;
-  std::uint32_t id = add_stack(s, ips, n, hash, slot);
-  if (id == 0) return 0;
   std::size_t shared = 0;
   while (shared < n && shared < previous_n &&
          ips[n - 1 - shared] == previous[previous_n - 1 - shared])
     ++shared;
   unsigned char* p = ensure_space(t, 48 + n * 10 + 64);
-  p = shared >= 2 ? fmt::encode_stack_shared(p, id, ips, n, shared)
-                  : fmt::encode_stack(p, id, ips, n);
+  p = shared >= 2 ? fmt::encode_stack_shared(p, got.id, ips, n, shared)
+                  : fmt::encode_stack(p, got.id, ips, n);
   commit(t, p);
-  s.written_ips = s.added_ips;
+  s.written_ips = got.ips;
   s.written_n = n;
-  return id;
+  // The record's time in the merge is the stream's clock now.
+  stack_defined(s, hash, got.id, t->clock);
+  return got.id;
 }
 
-// The thread's id for the stack ips[0..n) of hash `hash`; 0: no stack.
+// The thread's id for the stack ips[0..n) of hash `hash`, for an event stamped `stamp`; 0: no
+// stack.
 inline std::uint32_t stack_id(thread_state* t, const std::uintptr_t* ips, std::size_t n,
-                              std::uint64_t hash) {
+                              std::uint64_t hash, std::uint64_t stamp) {
   if (n == 0) return 0;
   std::size_t slot = 0;
   std::uint32_t id = find_stack(t->stacks, ips, n, hash, slot);
   if (LOWALLOC_LIKELY(id != 0)) return id;
-  id = new_stack(t, ips, n, hash, slot);
+  id = new_stack(t, ips, n, hash, slot, stamp);
   if (id == 0) t->stacks.last_n = 0;  // no id: the last one given is not this stack's
   return id;
 }
@@ -173,14 +178,15 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
   std::uint64_t* tag = nullptr;
   std::size_t n = unwind_capture_from(t->cache, &ips, max_depth, from.pc, from.sp, from.rbp,
                                       stack_top(t, from.sp), &hash, &same, &tag);
-  // A remembered walk keeps its stack's id with the table's generation (ids start again when
-  // the table forgets its stacks); the previous allocation's stack again has the id the table
+  // A remembered walk keeps its stack's id with the table's generation (the table forgets its
+  // stacks after a module unload); the previous allocation's stack again has the id the table
   // gave last.
   std::uint32_t id;
   if (tag != nullptr && *tag != 0 && *tag >> 32 == t->stacks.generation) {
     id = static_cast<std::uint32_t>(*tag);
   } else {
-    id = same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id : stack_id(t, ips, n, hash);
+    id = same && n != 0 && n == t->stacks.last_n ? t->stacks.last_id
+                                                 : stack_id(t, ips, n, hash, ticks);
     if (tag != nullptr) *tag = id == 0 ? 0 : std::uint64_t{t->stacks.generation} << 32 | id;
   }
   unsigned char* p = ensure_space(t, 48);

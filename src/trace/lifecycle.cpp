@@ -88,6 +88,7 @@ void on_thread_exit(void* state) {
 // Lock order: module_mutex, live_mutex, then the sink's.
 void fork_prepare() {
   modules_fork_prepare();
+  process_stacks_fork_prepare();
   live_fork_prepare();
   sink_fork_prepare();
 }
@@ -95,12 +96,14 @@ void fork_prepare() {
 void fork_parent() {
   sink_fork_parent();
   live_fork_parent();
+  process_stacks_fork_parent();
   modules_fork_parent();
 }
 
 void fork_child() {
   sink_fork_child();
   live_fork_child();
+  process_stacks_fork_child();
   modules_fork_child();
   prepare_process_barrier();
   if (!tracing.load(std::memory_order_relaxed)) return;
@@ -259,6 +262,8 @@ void before_thread_start() {
   thread_state* t = enter();
   if (t == nullptr) return;
   if (t->keeps) stop_keeping(t);
+  // The new thread finds the stacks of this one in the process's table.
+  publish_stacks(t->stacks, t->generation, t->clock);
   // The writer thread starts with the program's second thread. Until then the program's thread
   // compresses its own blocks, and the process stays single-threaded for glibc, which then skips
   // the atomic operations of malloc's arena lock and of uncontended mutexes: a writer thread

@@ -332,6 +332,10 @@ void flush(thread_state* t, bool final_block) {
   begin_block(t);
   // Another thread has started since (without pthread_create, which stops keeping at once).
   if (LOWALLOC_UNLIKELY(t->keeps && many_threads.load(std::memory_order_relaxed))) stop_keeping(t);
+  // ...and may name this thread's stacks by their ids from now on.
+  if (LOWALLOC_UNLIKELY(t->stacks.published_epoch == 0 &&
+                        many_threads.load(std::memory_order_relaxed)))
+    publish_stacks(t->stacks, t->generation, t->clock);
 }
 
 void wait_for_buffers(thread_state* t) {

@@ -1,78 +1,258 @@
-// Adding, forgetting and releasing the stacks of a thread's table (stack_table.hpp).
+// A thread's table of stack ids, and the process's (stack_table.hpp).
 #include "trace/stack_table.hpp"
 
 #include "trace/os.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
+#include <atomic>
+
 namespace lowalloc::trace {
+
+// Frames are stored in chunks that are never freed: the threads' tables and the process's name
+// them without a lock, whichever thread stored them and whether it still runs. A single-threaded
+// process stores its frames in its thread's chunks, without a lock; from its second thread, every
+// thread stores them in the process's chunks, under the process table's lock (which it holds to
+// add the stack there anyway). Only a process's one thread ever has chunks of its own.
+struct frame_chunk {
+  frame_chunk* next;  // (the process's: the chunks before)
+  std::size_t used;   // in ips
+  std::size_t capacity;
+  std::uintptr_t ips[1];
+};
 
 namespace {
 
 constexpr std::size_t chunk_bytes = 1u << 20;
 
-}  // namespace
+// An entry of the process's index: with the clock when its stack's record was written, or
+// not_defined_yet until then.
+struct process_entry {
+  std::uint64_t hash;
+  std::uint32_t id;
+  std::uint32_t n;
+  const std::uintptr_t* ips;
+  std::uint64_t defined_at;
+};
 
-std::uint32_t add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
-                        std::uint64_t hash, std::size_t slot) {
-  // Grow the table at 50% load.
-  if ((s.size + 1) * 2 > s.capacity) {
-    std::size_t capacity = s.capacity * 2;
-    auto* entries = static_cast<stack_entry*>(map_memory(capacity * sizeof(stack_entry), true));
-    if (entries == nullptr) return 0;
-    for (std::size_t k = 0; k < s.capacity; ++k) {
-      const stack_entry& e = s.entries[k];
-      if (e.id == 0) continue;
-      std::size_t j = static_cast<std::size_t>(e.hash) & (capacity - 1);
-      while (entries[j].id != 0) j = (j + 1) & (capacity - 1);
-      entries[j] = e;
-    }
-    if (s.capacity > first_table_capacity) munmap(s.entries, s.capacity * sizeof(stack_entry));
-    s.entries = entries;
-    s.capacity = capacity;
-    std::size_t mask = capacity - 1;
-    slot = static_cast<std::size_t>(hash) & mask;
-    while (s.entries[slot].id != 0) slot = (slot + 1) & mask;
-  }
-  ip_chunk* chunk = s.chunks;
-  while (chunk != nullptr && chunk->capacity - chunk->used < n) chunk = chunk->next;
-  if (chunk == nullptr) {
-    chunk = static_cast<ip_chunk*>(map_memory(chunk_bytes));
-    if (chunk == nullptr) return 0;
-    chunk->capacity = (chunk_bytes - offsetof(ip_chunk, ips)) / sizeof(std::uintptr_t);
-    chunk->next = s.chunks;
-    s.chunks = chunk;
+constexpr std::uint64_t not_defined_yet = ~std::uint64_t{0};
+
+// The process's stacks, by frames, once it has more than one thread. A module unload or a fork
+// empties the index (not the chunks) and starts a new epoch, whose threads publish their stacks
+// again.
+struct process_table {
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  process_entry* entries = nullptr;
+  std::size_t capacity = 0;
+  std::size_t size = 0;
+  std::uint32_t epoch = 1;
+  std::uint32_t generation = 0;  // module_generation of the stacks in the index
+  frame_chunk* chunk = nullptr;
+};
+
+process_table g_process;
+std::atomic<std::uint32_t> g_next_id{1};  // the process's next stack id
+
+class process_lock {
+ public:
+  process_lock() { pthread_mutex_lock(&g_process.mutex); }
+  ~process_lock() { pthread_mutex_unlock(&g_process.mutex); }
+  process_lock(const process_lock&) = delete;
+  process_lock& operator=(const process_lock&) = delete;
+};
+
+// A copy of ips[0..n) in `chunk`'s chunks; nullptr when out of memory. (max_depth_limit frames
+// are 2 KiB: a stack always fits a new chunk.)
+const std::uintptr_t* store_frames(frame_chunk*& chunk, const std::uintptr_t* ips, std::size_t n) {
+  if (chunk == nullptr || chunk->capacity - chunk->used < n) {
+    auto* fresh = static_cast<frame_chunk*>(map_memory(chunk_bytes));
+    if (fresh == nullptr) return nullptr;
+    fresh->capacity = (chunk_bytes - offsetof(frame_chunk, ips)) / sizeof(std::uintptr_t);
+    fresh->next = chunk;
+    chunk = fresh;
   }
   std::uintptr_t* stored = chunk->ips + chunk->used;
   chunk->used += n;
   std::memcpy(stored, ips, n * sizeof *ips);
-  std::uint32_t id = s.next_id++;
-  s.entries[slot] = stack_entry{hash, id, static_cast<std::uint32_t>(n), stored};
+  return stored;
+}
+
+template <class Entry>
+void place(Entry* entries, std::size_t capacity, const Entry& e) {
+  std::size_t j = static_cast<std::size_t>(e.hash) & (capacity - 1);
+  while (entries[j].id != 0) j = (j + 1) & (capacity - 1);
+  entries[j] = e;
+}
+
+// Room for one more entry at 50% load; false when out of memory. `owned`: entries was mapped
+// here (else it is a thread mapping's first table, or nothing).
+template <class Entry>
+bool reserve_one(Entry*& entries, std::size_t& capacity, std::size_t size, bool owned) {
+  if ((size + 1) * 2 <= capacity) return true;
+  const std::size_t grown = capacity == 0 ? first_table_capacity : capacity * 2;
+  auto* to = static_cast<Entry*>(map_memory(grown * sizeof(Entry), true));
+  if (to == nullptr) return false;
+  for (std::size_t k = 0; k < capacity; ++k)
+    if (entries[k].id != 0) place(to, grown, entries[k]);
+  if (owned) munmap(entries, capacity * sizeof(Entry));
+  entries = to;
+  capacity = grown;
+  return true;
+}
+
+// The slot of the entry with these frames, or of the empty one where it would go.
+template <class Entry>
+std::size_t slot_of(const Entry* entries, std::size_t capacity, std::uint64_t hash,
+                    const std::uintptr_t* ips, std::size_t n) {
+  const std::size_t mask = capacity - 1;
+  std::size_t i = static_cast<std::size_t>(hash) & mask;
+  for (; entries[i].id != 0; i = (i + 1) & mask) {
+    const Entry& e = entries[i];
+    if (e.hash == hash && e.n == n && std::memcmp(e.ips, ips, n * sizeof *ips) == 0) break;
+  }
+  return i;
+}
+
+// The process's entry of stack `id`, or nullptr.
+process_entry* entry_of(process_entry* entries, std::size_t capacity, std::uint64_t hash,
+                        std::uint32_t id) {
+  if (capacity == 0) return nullptr;
+  const std::size_t mask = capacity - 1;
+  for (std::size_t i = static_cast<std::size_t>(hash) & mask; entries[i].id != 0;
+       i = (i + 1) & mask)
+    if (entries[i].id == id) return &entries[i];
+  return nullptr;
+}
+
+// Adds `e` to the process's index unless it has the stack already (under another id: two threads
+// met it before either published it); false when out of memory.
+bool put_process(const process_entry& e) {
+  process_table& p = g_process;
+  if (!reserve_one(p.entries, p.capacity, p.size, p.entries != nullptr)) return false;
+  const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, e.ips, e.n);
+  if (p.entries[slot].id != 0) return true;
+  p.entries[slot] = e;
+  ++p.size;
+  return true;
+}
+
+// With the lock held: brings the index to the stacks of module generation `generation`, and
+// puts the thread's stacks in it. False when the thread's stacks are older than the index's.
+bool publish_locked(stack_table& s, std::uint32_t generation, std::uint64_t now) {
+  process_table& p = g_process;
+  if (generation != p.generation) {
+    if (static_cast<std::int32_t>(generation - p.generation) < 0) return false;
+    if (p.entries != nullptr) std::memset(p.entries, 0, p.capacity * sizeof(process_entry));
+    p.size = 0;
+    p.generation = generation;
+    ++p.epoch;
+  }
+  if (s.published_epoch == p.epoch) return true;
+  // Stacks the thread added while the process had one thread, their records written by now but
+  // the one being written. (Out of memory, the stacks not put stay the thread's alone: others
+  // define them again.)
+  for (std::size_t i = 0; i < s.capacity; ++i) {
+    const stack_entry& e = s.entries[i];
+    if (e.id == 0) continue;
+    const std::uint64_t at = e.id == s.pending_id ? not_defined_yet : now;
+    if (!put_process(process_entry{e.hash, e.id, e.n, e.ips, at})) break;
+  }
+  s.published_epoch = p.epoch;
+  return true;
+}
+
+}  // namespace
+
+new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n, std::uint64_t hash,
+                       std::size_t slot, std::uint32_t generation, std::uint64_t stamp,
+                       std::uint64_t now, bool shared) {
+  constexpr new_stack_id none{0, nullptr, false};
+  if ((s.size + 1) * 2 > s.capacity) {
+    if (!reserve_one(s.entries, s.capacity, s.size, s.capacity > first_table_capacity)) return none;
+    slot = slot_of(s.entries, s.capacity, hash, ips, n);
+  }
+  new_stack_id got{0, nullptr, true};
+  if (!shared) {
+    got.ips = store_frames(s.chunk, ips, n);
+    if (got.ips == nullptr) return none;
+    got.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    process_lock lock;
+    process_table& p = g_process;
+    // (A thread still on the stacks of before an unload, or out of memory: its stack is its own.)
+    const bool can_put = publish_locked(s, generation, now) &&
+                         reserve_one(p.entries, p.capacity, p.size, p.entries != nullptr);
+    std::size_t at = 0;
+    const process_entry* known = nullptr;
+    if (can_put) {
+      at = slot_of(p.entries, p.capacity, hash, ips, n);
+      known = &p.entries[at];
+    }
+    if (known != nullptr && known->id != 0) {
+      got.id = known->id;
+      got.ips = known->ips;
+      got.define = known->defined_at >= stamp;
+    } else {
+      got.ips = store_frames(p.chunk, ips, n);
+      if (got.ips == nullptr) return none;
+      got.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+      if (can_put) {
+        p.entries[at] =
+            process_entry{hash, got.id, static_cast<std::uint32_t>(n), got.ips, not_defined_yet};
+        ++p.size;
+      }
+    }
+  }
+  s.entries[slot] = stack_entry{hash, got.id, static_cast<std::uint32_t>(n), got.ips};
   ++s.size;
-  s.last_id = id;
+  if (got.define) s.pending_id = got.id;
+  s.last_id = got.id;
   s.last_n = n;
-  s.added_ips = stored;
-  return id;
+  return got;
+}
+
+void stack_defined(stack_table& s, std::uint64_t hash, std::uint32_t id, std::uint64_t at) {
+  s.pending_id = 0;
+  if (s.published_epoch == 0) return;  // (not in the process's table: at its publishing)
+  process_lock lock;
+  process_table& p = g_process;
+  if (s.published_epoch != p.epoch) return;
+  process_entry* e = entry_of(p.entries, p.capacity, hash, id);
+  if (e != nullptr && at < e->defined_at) e->defined_at = at;
+}
+
+void publish_stacks(stack_table& s, std::uint32_t generation, std::uint64_t now) {
+  process_lock lock;
+  publish_locked(s, generation, now);
 }
 
 void reset_stacks(stack_table& s) {
   std::memset(s.entries, 0, s.capacity * sizeof(stack_entry));
   s.size = 0;
-  s.next_id = 1;
   ++s.generation;
-  for (ip_chunk* c = s.chunks; c != nullptr; c = c->next) c->used = 0;
   s.last_id = 0;
   s.last_n = 0;
   s.written_n = 0;
+  s.published_epoch = 0;
+  s.pending_id = 0;
 }
 
 void release_stacks(stack_table& s) {
-  for (ip_chunk* c = s.chunks; c != nullptr;) {
-    ip_chunk* next = c->next;
-    munmap(c, chunk_bytes);
-    c = next;
-  }
   if (s.capacity > first_table_capacity) munmap(s.entries, s.capacity * sizeof(stack_entry));
+}
+
+void process_stacks_fork_prepare() { pthread_mutex_lock(&g_process.mutex); }
+
+void process_stacks_fork_parent() { pthread_mutex_unlock(&g_process.mutex); }
+
+void process_stacks_fork_child() {
+  pthread_mutex_init(&g_process.mutex, nullptr);
+  if (g_process.entries != nullptr)
+    std::memset(g_process.entries, 0, g_process.capacity * sizeof(process_entry));
+  g_process.size = 0;
+  ++g_process.epoch;
+  g_next_id.store(1, std::memory_order_relaxed);
 }
 
 }  // namespace lowalloc::trace

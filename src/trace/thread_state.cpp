@@ -157,7 +157,6 @@ thread_state* create_thread_state() {
   at += local_limit * sizeof(local_entry);
   t->stacks.entries = reinterpret_cast<stack_entry*>(at);
   t->stacks.capacity = first_table_capacity;
-  t->stacks.next_id = 1;
   t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
   t->generation = module_generation.load(std::memory_order_acquire);
 
@@ -278,9 +277,7 @@ void live_fork_child() {
 
 void forget_stacks(thread_state* t) {
   unwind_cache_clear(t->cache);
-  reset_stacks(t->stacks);
-  unsigned char* p = ensure_space(t, 16);
-  commit(t, fmt::encode(p, fmt::reset_record{take_dt(t, stamp_now())}));
+  reset_stacks(t->stacks);  // (ids go on: the process table gives new ones to the new stacks)
 }
 
 }  // namespace lowalloc::trace

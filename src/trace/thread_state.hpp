@@ -141,7 +141,7 @@ void live_fork_parent();
 void live_fork_child();
 
 // A module was unloaded: cached unwind rules and stack ids may name reused addresses. Forgets
-// them and writes RESET.
+// them (ids go on: the process table gives new ones).
 void forget_stacks(thread_state* t);
 
 // The [lo, hi) mapping that contains `address`, from /proc/self/maps; false if not found.

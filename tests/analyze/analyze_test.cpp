@@ -37,6 +37,51 @@ const site& site_at(const analysis& a, std::uint64_t ip) {
   return none;
 }
 
+// Format version 6: stack ids are the process's. A stream names the stacks another stream
+// defined, even one whose record is merged after the event was decoded: stream 2's event of 300
+// is decoded once its event of 160 is merged, before stream 1's STACK 2 (at 200).
+TEST(Analyze, InVersion6AStreamNamesTheStacksOtherStreamsDefined) {
+  trace_writer w(6);
+  w.block(1, 100).process(42, 7, 0, "/bin/app", {"app"}).thread(1);
+  w.stack(1, {0x1000, 0x2000}).alloc(101, 10, 0x10000, 1);
+  w.alloc(200, 10, 0x10010, 1).stack(2, {0x3000, 0x2000}).alloc(250, 30, 0x10020, 2);
+  w.end_block();
+  w.block(2, 100).thread(2).alloc(160, 10, 0x20000, 1).alloc(300, 30, 0x20010, 2);
+  w.end(310).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.truncation, "");
+  EXPECT_EQ(a.totals.allocations, 5u);
+  EXPECT_EQ(a.stacks_lost, 0u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.allocations, 3u);
+  EXPECT_EQ(site_at(a, 0x3000).totals.allocations, 2u);
+  EXPECT_EQ(a.threads, 2u);
+  // Two streams that met a stack at the same moment both define it, with the same frames.
+  trace_writer both(6);
+  both.block(1, 100).thread(1).stack(1, {0x1000, 0x2000}).alloc(101, 10, 0x10000, 1).end_block();
+  both.block(2, 100).thread(2).stack(1, {0x1000, 0x2000}).alloc(101, 10, 0x20000, 1).end_block();
+  const analysis b = run(both);
+  EXPECT_EQ(b.truncation, "");
+  EXPECT_EQ(site_at(b, 0x1000).totals.allocations, 2u);
+  EXPECT_EQ(b.sites.size(), 1u);
+}
+
+// Format version 6: a stack defined in a block that never reached the file (its thread was
+// killed before writing it) leaves the other threads' allocations from it without a stack: they
+// count, with no frames, and the analysis says how many.
+TEST(Analyze, InVersion6AnAllocationWhoseStacksRecordWasLostCountsWithoutIt) {
+  trace_writer w(6);
+  w.block(1, 100).thread(1).stack(1, {0x1000}).alloc(101, 10, 0x10000, 1);
+  w.alloc(102, 20, 0x10010, 9).alloc(103, 30, 0x10020, 9).free(104, 0x10010).end(105);
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.truncation, "");
+  EXPECT_EQ(a.totals.allocations, 3u);
+  EXPECT_EQ(a.totals.frees, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 40u);
+  EXPECT_EQ(a.stacks_lost, 2u);
+  EXPECT_EQ(site_at(a, 0x1000).totals.allocations, 1u);
+}
+
 TEST(Analyze, CountsAllocationsFreesBytesAndKinds) {
   trace_writer w;
   w.block(1, 100).process(42, 7, 0, "/bin/app", {"app", "-x"}).thread(4242);

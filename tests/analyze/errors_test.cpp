@@ -73,10 +73,10 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(6);
+  trace_writer w(7);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 6; this lowalloc reads versions 1 to 5"));
+  EXPECT_TRUE(contains(m, "trace format version 7; this lowalloc reads versions 1 to 6"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));
@@ -362,6 +362,22 @@ TEST(Errors, StackIdUsedBeforeItIsDefined) {
   trace_writer first;  // in the first block: nothing readable
   first.block(1, 0).alloc(1, 8, 0x500, 3).end_block();
   EXPECT_TRUE(contains(error_of(first.file()), "stack id 3 used before it is defined"));
+}
+
+// Format version 6: streams may define one stack id each, with the same frames only; and ids are
+// never given twice, so there is no RESET.
+TEST(Errors, InVersion6AStackIdDefinedAgainWithOtherFramesIsDamage) {
+  trace_writer w(6);
+  w.block(1, 100).thread(1).stack(1, {0x1000}).alloc(101, 8, 0x500, 1).end_block();
+  w.block(2, 100).thread(2).stack(1, {0x1000}).alloc(150, 8, 0x600, 1);
+  w.stack(1, {0x2000}).alloc(170, 8, 0x700, 1).end_block();
+  const analysis a = run(w.file());
+  EXPECT_TRUE(contains(a.truncation, "stack id 1 defined again with other frames"));
+  EXPECT_EQ(a.totals.allocations, 1u);  // (the damaged block is not read)
+
+  trace_writer r(6);  // in the first block: nothing readable
+  r.block(1, 100).thread(1).stack(1, {0x1000}).alloc(101, 8, 0x500, 1).reset(102).end_block();
+  EXPECT_TRUE(contains(error_of(r.file()), "a RESET record in a trace of format version 6"));
 }
 
 TEST(Errors, DamageStopsReadingAtThatBlockForAllStreams) {

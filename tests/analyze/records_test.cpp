@@ -293,7 +293,7 @@ TEST(Records, CrashNamesTheSignalTheThreadAndTheUnwrittenBlocks) {
 // block's tick section lists them. Both decode to the events of the version 3 encoding of the same
 // block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 5);
+  EXPECT_EQ(fmt::version, 6);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);

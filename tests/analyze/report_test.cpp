@@ -183,6 +183,10 @@ TEST(Report, TextSaysWhenTheProcessDidNotFinish) {
                        "the process did not finish (killed or crashed): counts are up to the "
                        "last block written"));
   EXPECT_TRUE(contains(t, "lost events"));
+  EXPECT_FALSE(contains(t, "stacks lost"));
+  a.stacks_lost = 3;
+  EXPECT_TRUE(
+      contains(text_of(a), "stacks lost                    3  allocations shown without a stack"));
   a.truncation = "bad block magic (at byte 99)";
   EXPECT_TRUE(contains(text_of(a), "bad block magic (at byte 99)"));
 }

@@ -6,8 +6,9 @@
 // 2 and 3: the rest is a sequence of (stream id, length, payload bytes) that the harness turns
 // into blocks, compressing each payload itself, so that mutations reach the record decoder
 // instead of failing the zstd checksum: 2 a version 1 file, 3 a version 4 file (5 when bit 2 of
-// the first byte is set: its blocks end with a tick section) whose blocks after a stream's first
-// are compressed against the stream's previous payload (and flagged so). A seed
+// the first byte is set: its blocks end with a tick section; 6, whose stack ids are the
+// process's, when bit 3 is set too) whose blocks after a stream's first are compressed against
+// the stream's previous payload (and flagged so). A seed
 // corpus of small real traces helps:
 //   lowalloc run -o corpus/a.trace -- /bin/true
 #include "analyze/analysis.hpp"
@@ -77,9 +78,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     default:
       bytes = blocks_from(data + 1, size - 1,
-                          (data[0] & 3) == 2   ? '\x01'
-                          : (data[0] & 4) != 0 ? '\x05'
-                                               : '\x04');
+                          (data[0] & 3) == 2     ? '\x01'
+                          : (data[0] & 12) == 12 ? '\x06'
+                          : (data[0] & 4) != 0   ? '\x05'
+                                                 : '\x04');
       break;
   }
   lowalloc::analyze::options opts;

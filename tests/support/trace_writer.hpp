@@ -34,9 +34,12 @@ namespace lowalloc_test {
 class trace_writer {
  public:
   using bytes = std::string;
+  static constexpr std::uint16_t per_stream_stacks_version = 5;
 
-  /// A file header of the given version (and header size).
-  explicit trace_writer(std::uint16_t version = lowalloc::trace_format::version,
+  /// A file header of the given version (and header size). By default version 5: the tests
+  /// written with it define their stack ids per stream, as up to version 5 (from version 6 the
+  /// ids are the process's, and the tests of that ask for it).
+  explicit trace_writer(std::uint16_t version = per_stream_stacks_version,
                         std::uint16_t header_size = lowalloc::trace_format::file_header_size)
       : version_(version) {
     file_.append(lowalloc::trace_format::file_magic, 8);

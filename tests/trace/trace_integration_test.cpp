@@ -91,6 +91,7 @@ struct record_census {
   std::int64_t prefixed_blocks = 0;   // compressed against their stream's previous block
   std::int64_t ticks = 0;             // events with a dt, in the blocks' tick sections
   std::int64_t most_block_ticks = 0;  // of one block
+  std::map<std::uint32_t, std::int64_t> stacks_by_stream;  // STACK and STACK_SHARED records
   std::int64_t of(std::uint8_t tag) const {
     const auto it = records.find(tag);
     return it == records.end() ? 0 : it->second;
@@ -143,6 +144,7 @@ record_census census(const fs::path& file) {
       std::uint8_t tag = fmt::decode_record(r, decoding, visit);
       if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
       ++c.records[tag];
+      if (tag == fmt::tag_stack || tag == fmt::tag_stack_shared) ++c.stacks_by_stream[b.stream];
     }
     if (!decoding.ticks_done()) throw std::runtime_error("a tick section names missing events");
     previous[b.stream] = std::move(payload);
@@ -466,6 +468,38 @@ TEST_F(trace_test, four_threads_at_once) {
   traced t = trace("threads", {"10"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_GE(read_complete(t.trace).threads, 4u);
+}
+
+// Stack ids are the process's: threads that allocate from the same stacks define each once, in
+// the stream of the thread that met it first. Four workers one after another, each 3 x 128 stacks
+// (a chain of calls by the bits of 0..127): the first defines the 128, the others none.
+TEST_F(trace_test, threads_that_allocate_from_the_same_stacks_define_each_once) {
+  constexpr std::int64_t stacks = 128;
+  expected e;
+  e.allocations = e.frees = e.temporary = 4 * 3 * stacks;
+  e.bytes = 24 * e.allocations;
+  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  expect_counts(delta("shared_stacks", 3, {"4"}), e);
+  traced t = trace("shared_stacks", {"3", "4"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_GE(a.threads, 5u);
+  const record_census c = census(t.trace);
+  std::int64_t defined = 0;
+  std::int64_t most = 0;
+  for (const auto& [stream, n] : c.stacks_by_stream) {
+    defined += n;
+    most = std::max(most, n);
+  }
+  // The 128 and the few stacks of the program's start and its threads' (no worker allocates
+  // elsewhere); once per thread would be 4 x 128 and more.
+  EXPECT_EQ(most, stacks);
+  EXPECT_LT(defined, stacks + 32) << "stack records per stream: "
+                                  << testing::PrintToString(c.stacks_by_stream);
+  // The same four workers at once: they meet each stack at about the same time, and a worker
+  // whose event cannot follow another's record in the merge defines the stack too. The counts
+  // are exact either way.
+  expect_counts(delta("shared_stacks", 3, {"4", "together"}), e);
 }
 
 // A block's tick section holds the dts of 1,024 events at most: a thread whose every tick has an

@@ -1,0 +1,63 @@
+/* Threads that allocate from the same call stacks: W workers (argv[2], 4 by default, at most 64),
+   started one after another (each joined before the next starts, or all at once with argv[3] =
+   "together"), each making 2^BITS distinct stacks of the same calls: for i < 2^BITS a chain of
+   BITS calls through left() or right() by the bits of i, one malloc(24) freed at once at the
+   bottom, K times over (argv[1]). The main thread allocates nothing from them. */
+#include <pthread.h>
+#include <string.h>
+
+#include "common.h"
+
+enum { bits = 7, max_threads = 64 };
+
+static long k;
+
+static __attribute__((noinline)) void leaf(void) {
+  void* p = malloc(24);
+  escape(p);
+  free(p);
+}
+
+static __attribute__((noinline)) void right(unsigned i, int bit);
+
+static __attribute__((noinline)) void left(unsigned i, int bit) {
+  if (bit < 0)
+    leaf();
+  else if (i >> bit & 1)
+    right(i, bit - 1);
+  else
+    left(i, bit - 1);
+  __asm__ volatile("" : : : "memory"); /* not a tail call: the frame stays on the stack */
+}
+
+static __attribute__((noinline)) void right(unsigned i, int bit) {
+  if (bit < 0)
+    leaf();
+  else if (i >> bit & 1)
+    right(i, bit - 1);
+  else
+    left(i, bit - 1);
+  __asm__ volatile("" : : : "memory");
+}
+
+static void* work(void* arg) {
+  (void)arg;
+  for (long round = 0; round < k; ++round)
+    for (unsigned i = 0; i < 1u << bits; ++i) left(i, bits - 1);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  k = iterations(argc, argv);
+  int thread_count = argc > 2 ? atoi(argv[2]) : 4;
+  int together = argc > 3 && strcmp(argv[3], "together") == 0;
+  if (thread_count < 1 || thread_count > max_threads) return 2;
+  pthread_t threads[max_threads];
+  for (int i = 0; i < thread_count; ++i) {
+    if (pthread_create(&threads[i], NULL, work, NULL) != 0) return 1;
+    if (!together) pthread_join(threads[i], NULL);
+  }
+  if (together)
+    for (int i = 0; i < thread_count; ++i) pthread_join(threads[i], NULL);
+  return 0;
+}
