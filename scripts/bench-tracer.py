@@ -25,6 +25,8 @@ under `heaptrack -o H`:
   xz                    xz -T2 -1 compressing 100 MB of generated text
   deep-churn            std::strings made and destroyed 40 frames deep (tests/bench/corpus)
   distinct-stacks       2^18 x 4 distinct call stacks (tests/bench/corpus)
+  distinct-stacks-4t    2^16 x 4 of them, made by each of 4 threads at once: the same stacks in
+                        every thread
 For each: allocation counts (lowalloc report's "allocations", heaptrack_print's "calls to
 allocation functions"), wall and CPU time (user+sys of the process tree) of the three ways and
 the traced/untraced ratios, trace sizes (lowalloc's FILE and the FILE.PID of forked children),
@@ -305,7 +307,7 @@ def compiled(workdir, name):
     source = os.path.join(CORPUS_SOURCES, name + ".cpp")
     binary = os.path.join(workdir, name)
     if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(source):
-        subprocess.run(["g++", "-O2", "-o", binary, source], check=True)
+        subprocess.run(["g++", "-O2", "-pthread", "-o", binary, source], check=True)
     return binary
 
 
@@ -399,6 +401,11 @@ def prepare_distinct_stacks(ctx):
     return Command([compiled(ctx.workdir, "distinct_stacks"), "18" if ctx.scale == 1 else "15"])
 
 
+def prepare_distinct_stacks_4t(ctx):
+    return Command([compiled(ctx.workdir, "distinct_stacks"), "16" if ctx.scale == 1 else "13",
+                    "4"])
+
+
 CORPUS = [
     Program("string-1t", {}, string_workload(1)),
     Program("string-2t", {}, string_workload(2)),
@@ -411,6 +418,7 @@ CORPUS = [
     Program("xz", {"xz": "xz-utils"}, prepare_xz),
     Program("deep-churn", {"g++": "g++"}, prepare_deep_churn),
     Program("distinct-stacks", {"g++": "g++"}, prepare_distinct_stacks),
+    Program("distinct-stacks-4t", {"g++": "g++"}, prepare_distinct_stacks_4t),
 ]
 
 
