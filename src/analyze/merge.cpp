@@ -108,7 +108,7 @@ struct stream {
   // state::process_stacks_). The ids count up from 1 (after a RESET too): runs of them share
   // cache lines.
   detail::u64_map<std::uint32_t, detail::runs_of<4>> stacks;
-  std::uint32_t stack_id = 0;    // ALLOC, from version 6: its stack id, looked up when merged
+  std::uint64_t stack_id = 0;    // ALLOC, from version 6: its stack id, looked up when merged
   bool has_last_alloc = false;   // the latest ALLOC has a known address...
   std::uint64_t last_alloc = 0;  // ...this one
   bool has_last_kept = false;    // the latest ALLOC is kept...
@@ -560,7 +560,7 @@ struct decode_visitor {
       s.stack = m.no_stack_;
     } else if (m.process_ids_) {
       // Defined by whichever stream used it first, maybe not merged yet: looked up when merged.
-      s.stack_id = static_cast<std::uint32_t>(r.stack);
+      s.stack_id = r.stack;
       s.stack = not_a_stack;
     } else if (const std::uint32_t* merged = s.stacks.find(r.stack)) {
       s.stack = *merged;

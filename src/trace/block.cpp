@@ -191,7 +191,7 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
   }
   unsigned char* p = ensure_space(t, 48);
   event_time(t, ticks);
-  commit(t, fmt::encode(p, fmt::alloc_record{kind, 0, size, id}));
+  commit(t, fmt::encode(p, fmt::alloc_record{kind, 0, size, id}, t->encoding));
   t->has_events = true;
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
   std::size_t i = local_slot(addr);

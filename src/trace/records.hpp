@@ -258,6 +258,7 @@ struct crash_thread {
 struct block_encoding {
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
+  std::uint64_t stack = 0;  // the block's previous ALLOC's stack id (version 6)
 };
 
 inline unsigned char* encode(unsigned char* p, const time_record& r) noexcept {
@@ -375,10 +376,23 @@ inline unsigned char* encode_ticks(unsigned char* p, const std::uint32_t* gaps,
   return p;
 }
 
+/// Up to version 5: the stack id itself.
 inline unsigned char* encode(unsigned char* p, const alloc_record& r) noexcept {
   *p++ = static_cast<unsigned char>(unsigned{alloc_record::tag} | unsigned{r.kind});
   p = put_varint(p, r.size);
   return put_varint(p, r.stack);
+}
+
+/// From version 6: the stack id as the difference from the block's previous ALLOC's. Ids are
+/// the process's, and a thread names long runs of ids that others gave (0 to 2^32, mostly a few
+/// apart): as they are, a program of four threads making the same 2^16 x 4 stacks wrote 2.5 MB of
+/// trace, as differences 0.33 MB.
+inline unsigned char* encode(unsigned char* p, const alloc_record& r, block_encoding& b) noexcept {
+  *p++ = static_cast<unsigned char>(unsigned{alloc_record::tag} | unsigned{r.kind});
+  p = put_varint(p, r.size);
+  p = put_svarint(p, static_cast<std::int64_t>(r.stack - b.stack));
+  b.stack = r.stack;
+  return p;
 }
 
 inline unsigned char* encode(unsigned char* p, const free_record& r, block_encoding& b) noexcept {
@@ -513,7 +527,9 @@ inline std::uint64_t read_checked_varint(const std::uint8_t*& p) noexcept {
 struct block_decoding {
   /// For a file of format `file_version` (before 4, events carry their dt).
   explicit block_decoding(std::uint16_t file_version = version) noexcept
-      : dt_inline(file_version < 4), ticks_at_end(file_version >= 5) {}
+      : dt_inline(file_version < 4),
+        ticks_at_end(file_version >= 5),
+        stack_deltas(file_version >= 6) {}
 
   // One countdown for both versions with ticks, inlined into the decoder (a branch more per
   // event, or the call GCC made of this, was 4 to 10% of a report's time); the tick itself is
@@ -541,11 +557,13 @@ struct block_decoding {
 
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
+  std::uint64_t stack = 0;  // the previous ALLOC's stack id (version 6)
   // Events before the next with a dt (no_tick: none; an event takes 1 off it).
   std::uint64_t until_tick = no_tick;
   std::uint64_t tick = 0;  // TICK's dt, for the next event (version 4)
   bool dt_inline;
   bool ticks_at_end;
+  bool stack_deltas;  // an ALLOC's stack id is the difference from the previous (version 6)
   // Version 5: the section's columns where the next tick's dt and the gap after it are, and the
   // ticks not yet given to an event (checked by open_ticks).
   const std::uint8_t* tick_dts = nullptr;
@@ -927,7 +945,12 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
         rec.kind = static_cast<alloc_kind>(tag - tag_alloc);
         rec.dt = b.event_dt(r);
         rec.size = r.varint();
-        rec.stack = r.varint();
+        if (b.stack_deltas) {
+          b.stack += static_cast<std::uint64_t>(r.svarint());
+          rec.stack = b.stack;
+        } else {
+          rec.stack = r.varint();
+        }
         visit(rec);
         break;
       }

@@ -20,7 +20,10 @@ using lowalloc::analyze::detail::payload_error;
 using lowalloc::analyze::detail::payload_reader;
 using lowalloc_test::trace_writer;
 
-// A payload with every record, from the records.hpp encoders.
+// A payload with every record, from the records.hpp encoders: of format version 5 (its ALLOCs
+// name their stacks as they are, and it has a RESET), as trace_writer writes by default.
+constexpr std::uint16_t payload_version = trace_writer::per_stream_stacks_version;
+
 std::string encoded_payload() {
   std::vector<unsigned char> buf(4096);
   unsigned char* p = buf.data();
@@ -223,10 +226,36 @@ struct recorder_of_fields {
 };
 
 std::vector<std::string> decode_all(const std::string& payload,
-                                    std::uint16_t version = fmt::version) {
+                                    std::uint16_t version = payload_version) {
   recorder_of_fields v;
   decode_block(payload, version, v);
   return v.seen;
+}
+
+// From format version 6 an ALLOC's stack id is the difference from the block's previous ALLOC's
+// (the first's from 0): both encoders write it so, and it decodes to the ids.
+TEST(Records, Version6AllocsNameTheirStacksByDifferences) {
+  EXPECT_EQ(fmt::version, 6);
+  std::vector<unsigned char> buf(256);
+  unsigned char* p = buf.data();
+  fmt::block_encoding block;
+  const std::uint64_t ids[] = {5, 3, 300000, 300001, 0, 7};
+  for (std::uint64_t id : ids)
+    p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8, id}, block);
+  const std::string payload(reinterpret_cast<const char*>(buf.data()),
+                            static_cast<std::size_t>(p - buf.data()));
+  trace_writer w(6);
+  w.begin_block(1);
+  for (std::uint64_t id : ids) w.alloc_untracked(0, 8, id);
+  EXPECT_EQ(payload, w.payload());
+  EXPECT_EQ(payload.size(), 6u * 3 + 4);  // (the two jumps of about 300,000: 3 bytes each)
+  std::string with_ticks = payload;
+  with_ticks += w.tick_section();
+  EXPECT_EQ(decode_all(with_ticks, 6),
+            (std::vector<std::string>{"alloc 0 0 8 5", "alloc 0 0 8 3", "alloc 0 0 8 300000",
+                                      "alloc 0 0 8 300001", "alloc 0 0 8 0", "alloc 0 0 8 7"}));
+  // Read as version 5, the same bytes are other ids: 5 is written zig-zag, as 10.
+  EXPECT_EQ(decode_all(with_ticks, 5)[0], "alloc 0 0 8 10");
 }
 
 TEST(Records, DecoderGivesBackEveryField) {

@@ -80,6 +80,7 @@ class trace_writer {
     stream_ = stream;
     payload_.clear();
     prev_addr_ = 0;
+    prev_stack_ = 0;
     prev_ordinal_ = 0;
     allocs_.clear();
     events_ = 0;
@@ -232,7 +233,7 @@ class trace_writer {
                       std::uint64_t stack_id, unsigned kind = 0) {
     event(lowalloc::trace_format::tag_alloc | kind, t);
     put_varint(payload_, size);
-    put_varint(payload_, stack_id);
+    put_stack_id(stack_id);
     for (block_alloc& a : allocs_)
       if (a.addr == addr && a.state == unfreed) a.state = forgotten;
     allocs_.push_back(block_alloc{addr, unfreed});
@@ -244,7 +245,7 @@ class trace_writer {
   trace_writer& alloc_untracked(std::uint64_t t, std::uint64_t size, std::uint64_t stack_id) {
     event(lowalloc::trace_format::tag_alloc, t);
     put_varint(payload_, size);
-    put_varint(payload_, stack_id);
+    put_stack_id(stack_id);
     return *this;
   }
   /// FREE of `addr` as written, whatever the block allocated.
@@ -406,6 +407,15 @@ class trace_writer {
 
   // The tag of an event record and its dt: inline before version 4, a TICK first in version 4,
   // in the block's tick section from version 5.
+  // An ALLOC's stack: the id, from version 6 the difference from the block's previous ALLOC's.
+  void put_stack_id(std::uint64_t id) {
+    if (version_ < 6) {
+      put_varint(payload_, id);
+      return;
+    }
+    put_svarint(payload_, static_cast<std::int64_t>(id - prev_stack_));
+    prev_stack_ = id;
+  }
   void event(unsigned tag, std::uint64_t t) {
     const std::uint64_t d = dt(t);
     if (version_ < 4) {
@@ -453,6 +463,7 @@ class trace_writer {
   bool open_ = false;
   std::uint32_t stream_ = 0;
   std::uint64_t prev_addr_ = 0;
+  std::uint64_t prev_stack_ = 0;  // the block's previous ALLOC's stack id (version 6)
   std::uint64_t prev_ordinal_ = 0;
   std::map<std::uint32_t, std::uint64_t> clock_;
   std::map<std::uint32_t, bytes> previous_;  // each stream's last payload
