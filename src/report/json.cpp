@@ -241,6 +241,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"peak\": {\"bytes\": " << t.peak_bytes << "},\n";
   out << "  \"unmatched_frees\": " << a.unmatched_frees << ",\n";
   out << "  \"lost_events\": " << a.lost_events << ",\n";
+  out << "  \"stacks_lost\": " << a.stacks_lost << ",\n";
   out << "  \"threads\": " << a.threads << ",\n";
   out << "  \"by_function\": {";
   for (std::size_t k = 0; k < a.allocations_by_kind.size(); ++k)

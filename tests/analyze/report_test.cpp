@@ -425,6 +425,7 @@ TEST(Report, JsonSchema) {
   EXPECT_EQ(j["peak"]["bytes"].n, 7003208);
   EXPECT_EQ(j["unmatched_frees"].n, 3);
   EXPECT_EQ(j["lost_events"].n, 0);
+  EXPECT_EQ(j["stacks_lost"].n, 0);
   EXPECT_EQ(j["threads"].n, 2);
   EXPECT_EQ(j["by_function"]["malloc"].n, 1500000);
   EXPECT_EQ(j["by_function"]["realloc"].n, 12345);
