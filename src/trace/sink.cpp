@@ -332,9 +332,11 @@ void flush(thread_state* t, bool final_block) {
   begin_block(t);
   // Another thread has started since (without pthread_create, which stops keeping at once).
   if (LOWALLOC_UNLIKELY(t->keeps && many_threads.load(std::memory_order_relaxed))) stop_keeping(t);
-  // ...and may name this thread's stacks by their ids from now on.
+  // ...and may name this thread's stacks by their ids from now on. (Not at exit: a thread that
+  // did not leave the recorder in time may hold the table's lock.)
   if (LOWALLOC_UNLIKELY(t->stacks.published_epoch == 0 &&
-                        many_threads.load(std::memory_order_relaxed)))
+                        many_threads.load(std::memory_order_relaxed) &&
+                        !closing.load(std::memory_order_relaxed)))
     publish_stacks(t->stacks, t->generation, t->clock);
 }
 
