@@ -502,6 +502,30 @@ TEST_F(trace_test, threads_that_allocate_from_the_same_stacks_define_each_once) 
   expect_counts(delta("shared_stacks", 3, {"4", "together"}), e);
 }
 
+// While the process has one thread, its stacks are its own; it puts them in the process's table
+// when it starts a second (or at the end of its block, whichever comes first). Kept to their innermost 10 frames, the main thread's 128 stacks are
+// the workers' too: the main thread (stream 1) defines them, and no worker does again.
+TEST_F(trace_test, a_thread_names_the_stacks_the_main_thread_defined_before_it_started) {
+  constexpr std::int64_t stacks = 128;
+  expected e;
+  e.allocations = e.frees = e.temporary = 5 * 3 * stacks;
+  e.bytes = 24 * e.allocations;
+  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  const std::vector<std::string> depth = {"--depth", "10"};
+  expect_counts(delta("shared_stacks", 3, {"4", "main-first"}, depth), e);
+  traced t = trace("shared_stacks", {"3", "4", "main-first"}, depth);
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  read_complete(t.trace);
+  const record_census c = census(t.trace);
+  std::int64_t defined = 0;
+  for (const auto& [stream, n] : c.stacks_by_stream) defined += n;
+  const auto main_stream = c.stacks_by_stream.find(1);
+  ASSERT_NE(main_stream, c.stacks_by_stream.end());
+  EXPECT_GE(main_stream->second, stacks);
+  EXPECT_LT(defined - main_stream->second, 8)
+      << "stack records per stream: " << testing::PrintToString(c.stacks_by_stream);
+}
+
 // A block's tick section holds the dts of 1,024 events at most: a thread whose every tick has an
 // event ends its block there, well before its 512 KiB of events, and every event keeps its time.
 TEST_F(trace_test, a_block_ends_when_its_tick_section_is_full) {
