@@ -470,15 +470,24 @@ TEST_F(trace_test, four_threads_at_once) {
   EXPECT_GE(read_complete(t.trace).threads, 4u);
 }
 
+// shared_stacks with 3 rounds of its 128 stacks in `threads` threads: one malloc(24) each, freed
+// before the next.
+constexpr std::int64_t shared_stacks = 128;
+
+expected shared_stacks_counts(std::int64_t threads) {
+  expected e;
+  e.allocations = e.frees = e.temporary = threads * 3 * shared_stacks;
+  e.bytes = 24 * e.allocations;
+  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  return e;
+}
+
 // Stack ids are the process's: threads that allocate from the same stacks define each once, in
 // the stream of the thread that met it first. Four workers one after another, each 3 x 128 stacks
 // (a chain of calls by the bits of 0..127): the first defines the 128, the others none.
 TEST_F(trace_test, threads_that_allocate_from_the_same_stacks_define_each_once) {
-  constexpr std::int64_t stacks = 128;
-  expected e;
-  e.allocations = e.frees = e.temporary = 4 * 3 * stacks;
-  e.bytes = 24 * e.allocations;
-  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  constexpr std::int64_t stacks = shared_stacks;
+  const expected e = shared_stacks_counts(4);
   expect_counts(delta("shared_stacks", 3, {"4"}), e);
   traced t = trace("shared_stacks", {"3", "4"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
@@ -503,14 +512,12 @@ TEST_F(trace_test, threads_that_allocate_from_the_same_stacks_define_each_once) 
 }
 
 // While the process has one thread, its stacks are its own; it puts them in the process's table
-// when it starts a second (or at the end of its block, whichever comes first). Kept to their innermost 10 frames, the main thread's 128 stacks are
-// the workers' too: the main thread (stream 1) defines them, and no worker does again.
+// when it starts a second (or at the end of its block, whichever comes first). Kept to their
+// innermost 10 frames, the main thread's 128 stacks are the workers' too: the main thread (stream
+// 1) defines them, and no worker does again.
 TEST_F(trace_test, a_thread_names_the_stacks_the_main_thread_defined_before_it_started) {
-  constexpr std::int64_t stacks = 128;
-  expected e;
-  e.allocations = e.frees = e.temporary = 5 * 3 * stacks;
-  e.bytes = 24 * e.allocations;
-  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  constexpr std::int64_t stacks = shared_stacks;
+  const expected e = shared_stacks_counts(5);  // the main thread and four workers
   const std::vector<std::string> depth = {"--depth", "10"};
   expect_counts(delta("shared_stacks", 3, {"4", "main-first"}, depth), e);
   traced t = trace("shared_stacks", {"3", "4", "main-first"}, depth);
