@@ -151,6 +151,8 @@ struct event_merge::state {
   bool advance(stream& s);
   bool decode(stream& s);
   bool must_wait(stream& s);
+  template <class Later>
+  bool let_go_one(std::vector<std::uint32_t>& heap, std::uint64_t time, const Later& later);
   void process(stream& s);
   void process_alloc(stream& s);
   void process_free(stream& s);
@@ -819,6 +821,22 @@ bool event_merge::state::must_wait(stream& s) {
   return false;
 }
 
+// A deferred stream in `heap` whose event of stamp `time` need not wait any longer, made
+// undeferred (the heap put in order again): whether there was one. Only when an event must wait
+// and every other of its stamp already does: a scan of the streams, not of the events.
+template <class Later>
+bool event_merge::state::let_go_one(std::vector<std::uint32_t>& heap, std::uint64_t time,
+                                    const Later& later) {
+  for (const std::uint32_t j : heap) {
+    stream& other = streams_[j];
+    if (other.time != time || !other.deferred || must_wait(other)) continue;
+    other.deferred = false;
+    std::make_heap(heap.begin(), heap.end(), later);
+    return true;
+  }
+  return false;
+}
+
 void event_merge::state::process_free(stream& s) {
   free_event e;
   e.thread = s.index;
@@ -990,19 +1008,21 @@ void event_merge::state::run() {
     const std::uint32_t i = heap.back();
     heap.pop_back();
     stream& s = streams_[i];
-    // A stream popped while deferred has waited for every other event of its stamp: it goes on.
-    bool may_wait = !s.deferred;
     s.deferred = false;
     // Stay on this stream while its next event is still the earliest: no heap work per event.
     for (;;) {
-      if (may_wait && !heap.empty() && streams_[heap.front()].time == s.time &&
-          !streams_[heap.front()].deferred && must_wait(s)) {
+      // An event that must wait does, if another stream's event of its stamp can go first: one
+      // not deferred, or a deferred one that the events taken since have let go (the other
+      // thread's free of the address this ALLOC receives, the ALLOC of the address this FREE
+      // frees). When none can, the events of the stamp have no order that suits them all: this
+      // one goes on.
+      if (!heap.empty() && streams_[heap.front()].time == s.time && must_wait(s) &&
+          (!streams_[heap.front()].deferred || let_go_one(heap, s.time, later))) {
         s.deferred = true;
         heap.push_back(i);
         std::push_heap(heap.begin(), heap.end(), later);
         break;
       }
-      may_wait = true;
       process(s);
       if (!advance(s)) break;
       if (!heap.empty() && later(i, heap.front())) {
