@@ -24,10 +24,39 @@ namespace {
 constexpr int max_saved_args = 256;
 char saved_args[16384];
 
+// The environment is read and changed through `environ` itself, never by getenv, setenv or
+// unsetenv: a program may define its own, which the recorder's calls would reach before the
+// program's main (bash keeps its shell variables that way, and its setenv left the recorder's
+// variables to every program it ran).
+bool names(const char* entry, const char* name, std::size_t length) {
+  return std::strncmp(entry, name, length) == 0 && entry[length] == '=';
+}
+
+const char* env_get(const char* name) {
+  if (environ == nullptr) return nullptr;
+  const std::size_t length = std::strlen(name);
+  for (char** e = environ; *e != nullptr; ++e)
+    if (names(*e, name, length)) return *e + length + 1;
+  return nullptr;
+}
+
+// Takes every NAME=... entry out of the environment (the others move down: it only shrinks).
+void env_remove(const char* name) {
+  if (environ == nullptr) return;
+  const std::size_t length = std::strlen(name);
+  char** out = environ;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!names(*e, name, length)) *out++ = *e;
+  *out = nullptr;
+}
+
 bool env_is(const char* name, const char* value) {
-  const char* v = getenv(name);
+  const char* v = env_get(name);
   return v != nullptr && std::strcmp(v, value) == 0;
 }
+
+// LD_PRELOAD=... without the recorder, in place of the one the program started with.
+char preload_entry[8192 + sizeof "LD_PRELOAD="];
 
 }  // namespace
 
@@ -67,14 +96,14 @@ void save_argv_from_proc() {
 }
 
 bool read_config() {
-  const char* file = getenv(launch_env::file);
+  const char* file = env_get(launch_env::file);
   if (file == nullptr || file[0] == 0) return false;
   std::snprintf(base_path, sizeof base_path, "%s", file);
-  const char* m = getenv(launch_env::manifest);
+  const char* m = env_get(launch_env::manifest);
   std::snprintf(manifest_path, sizeof manifest_path, "%s", m != nullptr ? m : "");
   follow_fork = !env_is(launch_env::follow_fork, "0");
   follow_exec = env_is(launch_env::follow_exec, "1");
-  if (const char* d = getenv(launch_env::depth)) {
+  if (const char* d = env_get(launch_env::depth)) {
     long v = std::strtol(d, nullptr, 10);
     if (v > 0) max_depth = static_cast<std::size_t>(v > 256 ? 256 : v);
   }
@@ -82,16 +111,16 @@ bool read_config() {
 }
 
 bool claim_first_image() {
-  const char* first = getenv(launch_env::first_pid);
+  const char* first = env_get(launch_env::first_pid);
   if (first == nullptr || std::strtol(first, nullptr, 10) != getpid()) return false;
-  unsetenv(launch_env::first_pid);  // an image exec'd from this one writes its own file
+  env_remove(launch_env::first_pid);  // an image exec'd from this one writes its own file
   return true;
 }
 
 void stop_exec_inheritance() {
-  const char* preload = getenv("LD_PRELOAD");
-  if (preload != nullptr) {
-    char kept[8192];
+  if (const char* preload = env_get("LD_PRELOAD")) {
+    char* kept = preload_entry + std::strlen("LD_PRELOAD=");
+    const std::size_t room = sizeof preload_entry - std::strlen("LD_PRELOAD=");
     std::size_t k = 0;
     const char* s = preload;
     while (*s != 0) {
@@ -100,7 +129,7 @@ void stop_exec_inheritance() {
       std::size_t len = static_cast<std::size_t>(e - s);
       bool ours = len >= 22 && std::memcmp(e - 22, "liblowalloc_trace.so", 20) == 0;
       ours = ours || (len >= 20 && std::memcmp(e - 20, "liblowalloc_trace.so", 20) == 0);
-      if (!ours && len > 0 && k + len + 2 < sizeof kept) {
+      if (!ours && len > 0 && k + len + 2 < room) {
         if (k != 0) kept[k++] = ':';
         std::memcpy(kept + k, s, len);
         k += len;
@@ -108,17 +137,22 @@ void stop_exec_inheritance() {
       s = *e != 0 ? e + 1 : e;
     }
     kept[k] = 0;
-    if (k == 0)
-      unsetenv("LD_PRELOAD");
-    else
-      setenv("LD_PRELOAD", kept, 1);
+    env_remove("LD_PRELOAD");
+    if (k != 0) {
+      // At the end, where the entry just removed left room.
+      std::memcpy(preload_entry, "LD_PRELOAD=", std::strlen("LD_PRELOAD="));
+      char** end = environ;
+      while (*end != nullptr) ++end;
+      end[0] = preload_entry;
+      end[1] = nullptr;
+    }
   }
-  unsetenv(launch_env::file);
-  unsetenv(launch_env::first_pid);
-  unsetenv(launch_env::manifest);
-  unsetenv(launch_env::follow_fork);
-  unsetenv(launch_env::follow_exec);
-  unsetenv(launch_env::depth);
+  env_remove(launch_env::file);
+  env_remove(launch_env::first_pid);
+  env_remove(launch_env::manifest);
+  env_remove(launch_env::follow_fork);
+  env_remove(launch_env::follow_exec);
+  env_remove(launch_env::depth);
 }
 
 }  // namespace lowalloc::trace

@@ -1007,6 +1007,39 @@ TEST_F(trace_test, without_follow_exec_the_new_image_is_not_traced) {
   }
 }
 
+TEST_F(trace_test, a_program_with_its_own_setenv_starts_without_the_recorders_variables) {
+  // own_env's setenv and unsetenv change nothing (bash's keep shell variables): the recorder
+  // changes the environment itself, so the program finds none of its variables, its own
+  // functions are not called before its main, and the program it execs is not traced.
+  expected e;
+  e.allocations = e.frees = e.temporary = k_iterations;
+  e.bytes = 40 * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations}});
+  expect_counts(delta("own_env", k_iterations), e);
+  traced t = trace("own_env", {"10", program("malloc_loop"), "10"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(t.run.out, "calls before main: 0\n");
+  EXPECT_TRUE(child_traces(t.trace).empty()) << "the exec'd program was traced";
+  // With --follow-exec the variables stay for the exec'd program, which is traced.
+  traced f = trace("own_env", {"10", program("malloc_loop"), "10"}, {"--follow-exec"});
+  ASSERT_EQ(f.run.status, 0) << f.run.err;
+  EXPECT_EQ(child_traces(f.trace).size(), 1u);
+  // Another library preloaded by the user stays preloaded, the recorder alone is taken out.
+  // (`lowalloc run` gets it too: a sanitized build's must not insist on its runtime first.)
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string saved_asan = asan != nullptr ? asan : "";
+  ASSERT_EQ(::setenv("ASAN_OPTIONS", (saved_asan + ":verify_asan_link_order=0").c_str(), 1), 0);
+  ASSERT_EQ(::setenv("LD_PRELOAD", dlopen_library.c_str(), 1), 0);
+  traced p = trace("own_env", {"10"});
+  ::unsetenv("LD_PRELOAD");
+  if (asan != nullptr)
+    ::setenv("ASAN_OPTIONS", saved_asan.c_str(), 1);
+  else
+    ::unsetenv("ASAN_OPTIONS");
+  ASSERT_EQ(p.run.status, 0) << p.run.err;
+  EXPECT_EQ(p.run.out, "calls before main: 0\nkept: LD_PRELOAD=" + dlopen_library + "\n");
+}
+
 TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it) {
   expected e;
   e.allocations = e.frees = e.temporary = k_iterations;
