@@ -73,7 +73,10 @@ void accounting::on_free(const free_event& e) {
   }
 }
 
-void accounting::on_forgotten(const forgotten_event& e) { release(e.stack, e.size); }
+void accounting::on_forgotten(const forgotten_event& e) {
+  ++frees_not_seen;
+  release(e.stack, e.size);
+}
 
 void accounting::finish() {
   totals.leaked_allocations = live_count_;

@@ -73,7 +73,8 @@ class accounting final : public event_sink {
   std::array<std::uint64_t, 8> allocations_by_kind{};  // indexed by trace_format::alloc_kind
   std::uint64_t unmatched_frees = 0;
   std::uint64_t lost_events = 0;
-  bool complete = false;  // END or EXEC seen
+  std::uint64_t frees_not_seen = 0;  // blocks dropped: their address was allocated again first
+  bool complete = false;             // END or EXEC seen
   std::string exec_path;
   std::optional<crash_info> crash;
   histogram sizes;

@@ -26,6 +26,7 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.allocations_by_kind = acc.allocations_by_kind;
   a.unmatched_frees = acc.unmatched_frees;
   a.lost_events = acc.lost_events;
+  a.frees_not_seen = acc.frees_not_seen;
   a.threads = merge.threads();
   a.stacks_lost = merge.undefined_stack_events();
   a.run_time_seconds = merge.run_time_seconds();

@@ -26,10 +26,13 @@ struct analysis {
   std::array<std::uint64_t, 8> allocations_by_kind{};  // indexed by trace_format::alloc_kind
   std::uint64_t unmatched_frees = 0;  // frees of addresses not allocated while tracing
   std::uint64_t lost_events = 0;      // events the recorder reported it could not record
-  std::uint64_t stacks_lost = 0;      // allocations shown without their stack: its record was lost
-  std::uint64_t threads = 0;          // streams in the file
-  double run_time_seconds = 0;        // first to last timestamp
-  bool complete = false;              // END or EXEC seen (the process was not killed)
+  // Blocks whose free was not seen before their address was allocated again: dropped, counted
+  // neither as freed nor as leaked.
+  std::uint64_t frees_not_seen = 0;
+  std::uint64_t stacks_lost = 0;  // allocations shown without their stack: its record was lost
+  std::uint64_t threads = 0;      // streams in the file
+  double run_time_seconds = 0;    // first to last timestamp
+  bool complete = false;          // END or EXEC seen (the process was not killed)
   bool running = false;   // not complete: the process still runs and writes the trace (a file)
   std::string exec_path;  // set if the image ended by exec (EXEC record)
   std::optional<crash_info> crash;  // set if the recorder's crash handler wrote CRASH

@@ -242,6 +242,7 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"unmatched_frees\": " << a.unmatched_frees << ",\n";
   out << "  \"lost_events\": " << a.lost_events << ",\n";
   out << "  \"stacks_lost\": " << a.stacks_lost << ",\n";
+  out << "  \"frees_not_seen\": " << a.frees_not_seen << ",\n";
   out << "  \"threads\": " << a.threads << ",\n";
   out << "  \"by_function\": {";
   for (std::size_t k = 0; k < a.allocations_by_kind.size(); ++k)

@@ -283,6 +283,10 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     line(out, "stacks lost", thousands(a.stacks_lost),
          noun(a.stacks_lost, "allocation") +
              " shown without a stack: its thread's last block, which defined it, was lost");
+  if (a.frees_not_seen != 0)
+    line(out, "frees not seen", thousands(a.frees_not_seen),
+         noun(a.frees_not_seen, "block") +
+             " dropped: an allocation received the address before the free was seen");
   if (a.lost_events != 0)
     line(out, "lost events", thousands(a.lost_events),
          noun(a.lost_events, "event") + " the recorder could not record: counts are low");

@@ -231,8 +231,24 @@ TEST(Analyze, EqualStampsAThreadFreeingWhatAnotherAllocatesInTurn) {
   EXPECT_EQ(a.totals.frees, 3u);
   EXPECT_EQ(a.unmatched_frees, 0u);
   EXPECT_EQ(a.lost_events, 0u);
+  EXPECT_EQ(a.frees_not_seen, 0u);
   EXPECT_EQ(a.totals.leaked_allocations, 0u);
   EXPECT_EQ(a.totals.peak_bytes, 8u);
+}
+
+TEST(Analyze, ABlockWhoseAddressIsAllocatedAgainBeforeItsFreeIsCountedAsNotSeen) {
+  // One stream lists two allocations of X and no free of the first: the first block is dropped,
+  // neither freed nor leaked, and the report says so.
+  trace_writer w;
+  w.block(1, 10).stack(1, {0x1000}).alloc_untracked(10, 8, 1).alloc_untracked(11, 16, 1);
+  w.addresses({{0, 0x700}, {1, 0x700}}).end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(a.totals.allocations, 2u);
+  EXPECT_EQ(a.totals.frees, 0u);
+  EXPECT_EQ(a.frees_not_seen, 1u);
+  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.leaked_bytes, 16u);
+  EXPECT_EQ(a.unmatched_frees, 0u);
 }
 
 TEST(Analyze, ReallocIsAFreeThenAnAlloc) {

@@ -187,6 +187,10 @@ TEST(Report, TextSaysWhenTheProcessDidNotFinish) {
   a.stacks_lost = 3;
   EXPECT_TRUE(
       contains(text_of(a), "stacks lost                    3  allocations shown without a stack"));
+  EXPECT_FALSE(contains(text_of(a), "frees not seen"));
+  a.frees_not_seen = 7;
+  EXPECT_TRUE(
+      contains(text_of(a), "frees not seen                 7  blocks dropped: an allocation"));
   a.truncation = "bad block magic (at byte 99)";
   EXPECT_TRUE(contains(text_of(a), "bad block magic (at byte 99)"));
 }
@@ -426,6 +430,7 @@ TEST(Report, JsonSchema) {
   EXPECT_EQ(j["unmatched_frees"].n, 3);
   EXPECT_EQ(j["lost_events"].n, 0);
   EXPECT_EQ(j["stacks_lost"].n, 0);
+  EXPECT_EQ(j["frees_not_seen"].n, 0);
   EXPECT_EQ(j["threads"].n, 2);
   EXPECT_EQ(j["by_function"]["malloc"].n, 1500000);
   EXPECT_EQ(j["by_function"]["realloc"].n, 12345);

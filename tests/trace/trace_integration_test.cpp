@@ -776,6 +776,7 @@ TEST_F(trace_test, a_consumer_thread_frees_every_block_a_producer_hands_it) {
   const analyze::analysis a = read_complete(t.trace);
   EXPECT_EQ(a.unmatched_frees, 0u);
   EXPECT_EQ(a.lost_events, 0u);
+  EXPECT_EQ(a.frees_not_seen, 0u);
 }
 
 TEST_F(trace_test, a_thread_still_running_at_exit_has_all_its_events_in_the_trace) {
