@@ -5,6 +5,11 @@
 
 namespace lowalloc::cli {
 
+/// Set by the `lowalloc` command before it runs one (main.cpp): the process ends as the command
+/// returns, so a command may leave what it read to the exit instead of freeing it piece by
+/// piece. False where commands run one after another in one process (the tests).
+extern bool process_ends_after_command;
+
 /// `lowalloc run [-o FILE] [options] -- PROGRAM [ARGS...]`: PROGRAM's exit status (128+N for
 /// signal N); 125 run's own failure, 126 PROGRAM cannot be executed, 127 it is not found.
 int run_main(int argc, char** argv);

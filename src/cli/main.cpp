@@ -83,8 +83,12 @@ int main(int argc, char** argv) {
     return exit_usage;
   }
   const char* command = argv[1];
-  for (const auto& [name, command_main] : commands)
-    if (std::strcmp(command, name) == 0) return command_main(argc - 1, argv + 1);
+  for (const auto& [name, command_main] : commands) {
+    if (std::strcmp(command, name) == 0) {
+      lowalloc::cli::process_ends_after_command = true;
+      return command_main(argc - 1, argv + 1);
+    }
+  }
   if (is_help(command)) return help_main(argc, argv);
   if (std::strcmp(command, "--version") == 0) {
     std::puts("lowalloc " LOWALLOC_VERSION);

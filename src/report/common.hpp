@@ -111,6 +111,13 @@ class site_writer {
     size_ = static_cast<std::size_t>(std::to_chars(p, p + 20, n).ptr - buf_.get());
     return *this;
   }
+  /// The first `size` (at most 8) of the 8 bytes at `bytes`, stored as one word.
+  site_writer& put_word(const char* bytes, std::size_t size) {
+    if (capacity - size_ < 8) flush();
+    std::memcpy(buf_.get() + size_, bytes, 8);
+    size_ += size;
+    return *this;
+  }
   /// Ends an element: the buffer goes out once it is large.
   void element_done() {
     if (size_ >= flush_at) flush();

@@ -56,14 +56,28 @@ class frame_numbers {
   }
   /// The number of frame `f`, index `id` of the table whose numbers are `numbers`; a new one if
   /// it has none yet.
-  std::uint64_t number(std::vector<std::uint32_t>& numbers, std::uint32_t id, const frame& f) {
+  std::uint32_t number(std::vector<std::uint32_t>& numbers, std::uint32_t id, const frame& f) {
     std::uint32_t& n = numbers[id];
     if (n == 0) {
       frames_.push_back(&f);
       n = static_cast<std::uint32_t>(frames_.size());
+      // "," and the number, once: a site's stack writes each of its frames' as one word (262,145
+      // sites write 5.8 million of them).
+      text_.emplace_back();
+      number_text& t = text_.back();
+      t.bytes[0] = ',';
+      t.size = static_cast<std::uint8_t>(
+          std::to_chars(t.bytes + 1, t.bytes + sizeof t.bytes, std::uint64_t{n - 1}).ptr - t.bytes);
     }
     return n - 1;
   }
+  /// A frame's number as its stack writes it after the first: a comma and the digits, `size`
+  /// bytes of `bytes` (one word up to 7 digits).
+  struct number_text {
+    char bytes[24];
+    std::uint8_t size;
+  };
+  const number_text& text(std::uint32_t n) const noexcept { return text_[n]; }
   const std::vector<const frame*>& frames() const noexcept { return frames_; }
 
  private:
@@ -72,6 +86,7 @@ class frame_numbers {
   const frame_table* last_table_ = nullptr;
   std::vector<std::uint32_t>* last_ = nullptr;
   std::vector<const frame*> frames_;
+  std::vector<number_text> text_;  // by number
 };
 
 void json_frame(site_writer& out, const frame& f) {
@@ -174,9 +189,14 @@ void json_site(site_writer& out, const site& s, const analysis& a, frame_numbers
   if (!s.stack.empty()) {
     const std::uint32_t* ids = s.stack.ids();
     std::vector<std::uint32_t>& table = numbers.of(s.stack.table());
-    out << numbers.number(table, ids[0], s.stack[0]);
-    for (std::size_t k = 1; k < s.stack.size(); ++k)
-      out << "," << numbers.number(table, ids[k], s.stack[k]);
+    out << std::uint64_t{numbers.number(table, ids[0], s.stack[0])};
+    for (std::size_t k = 1; k < s.stack.size(); ++k) {
+      const auto& t = numbers.text(numbers.number(table, ids[k], s.stack[k]));
+      if (t.size <= 8)
+        out.put_word(t.bytes, t.size);
+      else
+        out << std::string_view(t.bytes, t.size);
+    }
   }
   out << "]}";
 }
