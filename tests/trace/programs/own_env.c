@@ -1,7 +1,7 @@
 /* A program with setenv and unsetenv of its own, exported (-rdynamic), as bash has for its shell
    variables: they do not change the environment. Prints how many times they were called before
-   main and which of the recorder's variables its environment still has; then K x (malloc 40,
-   free) and, given a program, execs it. */
+   main and which of the recorder's variables (LD_PRELOAD, LOWALLOC_TRACE_*) its environment
+   still has; then K x (malloc 40, free) and, given a program, execs it. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   long k = iterations(argc, argv);
   printf("calls before main: %d\n", calls);
   for (char** e = environ; *e != NULL; ++e)
-    if (strncmp(*e, "LD_PRELOAD=", 11) == 0 || strncmp(*e, "LOWALLOC_", 9) == 0)
+    if (strncmp(*e, "LD_PRELOAD=", 11) == 0 || strncmp(*e, "LOWALLOC_TRACE_", 15) == 0)
       printf("kept: %s\n", *e);
   fflush(stdout);
   for (long i = 0; i < k; ++i) {
