@@ -109,7 +109,7 @@ void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t replaced = 0;
     if (kept_put(t->kept, sorted[i].addr, t->ordinal_base + sorted[i].ordinal, &replaced))
-      sorted[drops++] = local_entry{replaced, sorted[i].ordinal, 0};  // drops <= i: read already
+      sorted[drops++] = local_entry{replaced, sorted[i].ordinal, 0, 0};  // drops <= i: read already
   }
   unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::kept_record{drops});
   fmt::kept_list_encoder entries;
@@ -134,7 +134,7 @@ void write_addresses(thread_state* t) {
   unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::addresses_record{n});
   fmt::address_list_encoder entries;
   for (std::size_t i = 0; i < n; ++i)
-    p = entries.encode(p, fmt::address_entry{sorted[i].ordinal, sorted[i].addr});
+    p = entries.encode(p, fmt::address_entry{sorted[i].ordinal, sorted[i].addr, sorted[i].order});
   commit(t, p);
 }
 
@@ -171,7 +171,8 @@ void local_erase(thread_state* t, std::size_t hole) {
 
 void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void* ptr,
                   const caller_frame& from) {
-  std::uint64_t ticks = stamp_event(t);
+  const std::uint64_t stamp = stamp_event(t);
+  const std::uint64_t ticks = stamp_ticks(stamp);
   const std::uintptr_t* ips = nullptr;
   bool same = false;
   std::uint64_t hash = 0;
@@ -202,8 +203,8 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
     ++t->local_count;
   else
     t->evicted[t->evicted_count++] = t->local[i];
-  t->local[i] =
-      local_entry{addr, t->alloc_ordinal++, free_epoch(addr).load(std::memory_order_relaxed)};
+  t->local[i] = local_entry{addr, t->alloc_ordinal++ & ordinal_mask, stamp & order_mask,
+                            free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask};
   if (t->local_count + t->evicted_count >= local_limit) flush(t, false);
 }
 

@@ -102,8 +102,10 @@ __attribute__((noinline)) void record_alloc(thread_state* t, trace_format::alloc
                                             std::size_t size, void* ptr, const caller_frame& from);
 
 // FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
-// when it is one the thread keeps, else FREE.
-inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
+// when it is one the thread keeps, else FREE. `stamp`: the event's (stamp_event), or when
+// `ordered`, a stamp_free() taken before the memory went back (realloc), which a FREE uses as it
+// is; else a FREE takes its own.
+inline void record_free(thread_state* t, void* ptr, std::uint64_t stamp, bool ordered = false) {
   t->has_events = true;
   unsigned char* p = ensure_space(t, 32);
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
@@ -111,24 +113,28 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks) {
   while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
   std::atomic<std::uint32_t>& epoch = free_epoch(addr);
   bool local = t->local[i].addr == addr;
-  if (local && epoch.load(std::memory_order_relaxed) != t->local[i].epoch) {
+  if (local && (epoch.load(std::memory_order_relaxed) & epoch_mask) != t->local[i].epoch) {
     // Stale: another thread freed this allocation, and this free is of a later allocation at the
     // same address. The old one's address goes to ADDRESSES; this free carries its address.
     t->evicted[t->evicted_count++] = t->local[i];
     local_erase(t, i);
     local = false;
   }
-  event_time(t, ticks);
   std::uint64_t ordinal;
   if (local) {
+    event_time(t, stamp_ticks(stamp));
     std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
     p = trace_format::encode(p, trace_format::free_local_record{0, distance});
     local_erase(t, i);
   } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
+    event_time(t, stamp_ticks(stamp));
     p = trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
   } else {
+    if (!ordered) stamp = stamp_free();
+    event_time(t, stamp_ticks(stamp));
     epoch.fetch_add(1, std::memory_order_relaxed);
-    p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
+    p = trace_format::encode(p, trace_format::free_record{0, addr, stamp_order(stamp)},
+                             t->encoding);
   }
   commit(t, p);
 }

@@ -104,11 +104,27 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
 
 namespace {
 
+// The stamp of realloc's free, taken before the call: once the process has a second thread, the
+// order of a FREE (stamp_free), as the old block may go to another thread's allocation before
+// realloc returns. (Taken even when the free turns out to be a FREE_LOCAL: whether it is one is
+// known only once the block moved.)
+struct realloc_stamp {
+  std::uint64_t stamp = 0;
+  bool ordered = false;
+};
+
+realloc_stamp stamp_realloc(const thread_state* t, const void* ptr) {
+  if (t == nullptr || ptr == nullptr) return {};
+  if (many_threads.load(std::memory_order_relaxed)) return {stamp_free(), true};
+  return {stamp_shared(), false};
+}
+
 // A realloc that moved or freed the block is a FREE (stamped before the call) and an ALLOC.
-void* realloc_common(void* ptr, std::size_t size, void* result, std::uint64_t before,
+void* realloc_common(void* ptr, std::size_t size, void* result, realloc_stamp before,
                      thread_state* t, fmt::alloc_kind kind, const caller_frame& from) {
   if (t == nullptr) return result;
-  if (ptr != nullptr && (result != nullptr || size == 0)) record_free(t, ptr, before);
+  if (ptr != nullptr && (result != nullptr || size == 0))
+    record_free(t, ptr, before.stamp, before.ordered);
   if (result != nullptr) record_alloc(t, kind, size, result, from);
   leave(t);
   return result;
@@ -119,7 +135,7 @@ void* realloc_common(void* ptr, std::size_t size, void* result, std::uint64_t be
 LOWALLOC_EXPORT void* realloc(void* ptr, std::size_t size) noexcept {
   if (LOWALLOC_UNLIKELY(in_bootstrap(ptr) || !ready())) return bootstrap_realloc(ptr, size);
   thread_state* t = enter();
-  std::uint64_t before = t != nullptr && ptr != nullptr ? stamp_shared() : 0;
+  const realloc_stamp before = stamp_realloc(t, ptr);
   void* result = real.realloc(ptr, size);
   return realloc_common(ptr, size, result, before, t, fmt::kind_realloc, LOWALLOC_CALLER_FRAME());
 }
@@ -132,7 +148,7 @@ LOWALLOC_EXPORT void* reallocarray(void* ptr, std::size_t count, std::size_t siz
   }
   if (LOWALLOC_UNLIKELY(in_bootstrap(ptr) || !ready())) return bootstrap_realloc(ptr, bytes);
   thread_state* t = enter();
-  std::uint64_t before = t != nullptr && ptr != nullptr ? stamp_shared() : 0;
+  const realloc_stamp before = stamp_realloc(t, ptr);
   void* result =
       real.reallocarray != nullptr ? real.reallocarray(ptr, count, size) : real.realloc(ptr, bytes);
   return realloc_common(ptr, bytes, result, before, t, fmt::kind_reallocarray,

@@ -41,15 +41,22 @@ inline constexpr std::size_t tick_capacity = 1024;
 // Beyond buffer_bytes: ADDRESSES (or KEPT) and the tick section; whole cache lines, as the
 // thread's mapping lays out what follows the buffers (the unwind cache) by them.
 inline constexpr std::size_t trailer_bytes =
-    (16 + local_limit * 16 + trace_format::tick_section_bytes(tick_capacity) + 63) &
+    (16 + local_limit * 19 + trace_format::tick_section_bytes(tick_capacity) + 63) &
     ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
 
+// 16 bytes: the table is probed at every event. A block holds fewer than 2^24 ALLOC records (each
+// takes 3 bytes at least); the epoch is compared for equality only, and 2^20 frees of one bucket
+// in one block (a quarter of a second) would take 17 billion frees with an address.
 struct local_entry {
-  std::uintptr_t addr;  // 0: empty
-  std::uint32_t ordinal;
-  std::uint32_t epoch;  // free_epoch() of the address when it was allocated
+  std::uintptr_t addr;         // 0: empty
+  std::uint64_t ordinal : 24;  // in the block
+  std::uint64_t order : 20;    // the order of the ALLOC's stamp (clock.hpp), for ADDRESSES
+  std::uint64_t epoch : 20;    // free_epoch() of the address when it was allocated, low bits
 };
+static_assert(buffer_bytes / 3 < (std::size_t{1} << 24), "ordinals fit local_entry::ordinal");
+inline constexpr std::uint32_t ordinal_mask = (1u << 24) - 1;
+inline constexpr std::uint32_t epoch_mask = (1u << 20) - 1;
 
 struct thread_state {
   unsigned char* buffer;      // buffers[0] or buffers[1]: the one being filled
@@ -214,11 +221,11 @@ inline thread_state* enter() {
 
 // Events mostly reuse the shared stamp; every 8th event of a thread reads the clock, so time moves
 // on in every thread that records anything (a stamp lags the clock by at most 7 of the thread's
-// events; causality does not depend on it).
+// events; causality does not depend on it). The whole stamp: ticks and order (clock.hpp).
 inline std::uint64_t stamp_event(thread_state* t) {
   if (LOWALLOC_UNLIKELY(t->clock_countdown-- == 0)) {
     t->clock_countdown = 7;
-    return stamp_now();
+    return stamp_now_full();
   }
   return stamp_shared();
 }

@@ -28,6 +28,7 @@ std::string encoded_payload() {
   std::vector<unsigned char> buf(4096);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
+  block.orders = false;
   p = fmt::encode(p, fmt::time_record{1000, 123456789});
   fmt::process_record proc;
   proc.pid = 42;
@@ -64,7 +65,7 @@ std::string encoded_payload() {
   p = fmt::encode(p, fmt::lost_record{5});
   p = fmt::encode(p, fmt::end_record{1});
   p = fmt::encode(p, fmt::addresses_record{2});
-  fmt::address_list_encoder entries;
+  fmt::address_list_encoder entries(false);
   p = entries.encode(p, fmt::address_entry{0, 0x5000});
   p = entries.encode(p, fmt::address_entry{3, 0x4000});
   p = fmt::encode(p, fmt::free_kept_record{0, 70}, block);
@@ -177,7 +178,12 @@ struct recorder_of_fields {
   void operator()(const fmt::alloc_record& r) {
     add("alloc", unsigned{r.kind}, r.dt, r.size, r.stack);
   }
-  void operator()(const fmt::free_record& r) { add("free", r.dt, r.addr); }
+  void operator()(const fmt::free_record& r) {
+    if (r.order == 0)
+      add("free", r.dt, r.addr);
+    else
+      add("free", r.dt, r.addr, '#', r.order);
+  }
   void operator()(const fmt::free_local_record& r) { add("free_local", r.dt, r.distance); }
   void operator()(const fmt::lost_record& r) { add("lost", r.count); }
   void operator()(const fmt::end_record& r) { add("end", r.dt); }
@@ -189,6 +195,7 @@ struct recorder_of_fields {
     while (entries.left() != 0) {
       const fmt::address_entry e = entries.next();
       s << ' ' << e.ordinal << '@' << e.addr;
+      if (e.order != 0) s << '#' << e.order;
     }
     seen.push_back(s.str());
   }
@@ -235,7 +242,7 @@ std::vector<std::string> decode_all(const std::string& payload,
 // From format version 6 an ALLOC's stack id is the difference from the block's previous ALLOC's
 // (the first's from 0): both encoders write it so, and it decodes to the ids.
 TEST(Records, Version6AllocsNameTheirStacksByDifferences) {
-  EXPECT_EQ(fmt::version, 6);
+  EXPECT_EQ(fmt::version, 7);
   std::vector<unsigned char> buf(256);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
@@ -318,11 +325,46 @@ TEST(Records, CrashNamesTheSignalTheThreadAndTheUnwrittenBlocks) {
   EXPECT_EQ(fmt::tag_crash, 0x20);
 }
 
+// From format version 7 a FREE and each ADDRESSES entry carry an order within their tick: both
+// encoders write it after the other fields, and it decodes back; a version 6 reader of the same
+// bytes would read the order as the next record.
+TEST(Records, Version7FreesAndListedAllocationsCarryTheirOrder) {
+  std::vector<unsigned char> buf(256);
+  unsigned char* p = buf.data();
+  fmt::block_encoding block;
+  p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8, 1}, block);
+  p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 16, 1}, block);
+  p = fmt::encode(p, fmt::free_record{0, 0x9000, 0}, block);
+  p = fmt::encode(p, fmt::free_record{0, 0x8000, 300}, block);
+  p = fmt::encode(p, fmt::addresses_record{2});
+  fmt::address_list_encoder entries;
+  p = entries.encode(p, fmt::address_entry{0, 0x5000, 7});
+  p = entries.encode(p, fmt::address_entry{1, 0x4000, 301});
+  const std::string payload(reinterpret_cast<const char*>(buf.data()),
+                            static_cast<std::size_t>(p - buf.data()));
+  trace_writer w(7);
+  w.begin_block(1);
+  w.order(7).alloc(0, 8, 0x5000, 1).order(301).alloc(0, 16, 0x4000, 1);
+  w.free_address(0, 0x9000).order(300).free_address(0, 0x8000);
+  w.addresses_ordered({{0, 0x5000, 7}, {1, 0x4000, 301}});
+  EXPECT_EQ(payload, w.payload());
+  EXPECT_EQ(decode_all(payload + w.tick_section(), 7),
+            (std::vector<std::string>{"alloc 0 0 8 1", "alloc 0 0 16 1", "free 0 36864",
+                                      "free 0 32768 # 300", "addresses 2 0@20480#7 1@16384#301"}));
+  // The writer lists what end_block() lists with the orders its ALLOCs were given.
+  trace_writer listed(7);
+  listed.begin_block(1);
+  listed.order(7).alloc(0, 8, 0x5000, 1).order(301).alloc(0, 16, 0x4000, 1);
+  listed.free_address(0, 0x9000).order(300).free_address(0, 0x8000);
+  listed.end_block();
+  EXPECT_EQ(payload + w.tick_section(), listed.payload());
+}
+
 // Format version 4: an event's dt is a TICK record before it when not 0; from version 5 the
 // block's tick section lists them. Both decode to the events of the version 3 encoding of the same
 // block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 6);
+  EXPECT_EQ(fmt::version, 7);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);
@@ -358,6 +400,7 @@ TEST(Records, TicksDecodeToTheEventsOfVersion3) {
 
   std::vector<unsigned char> buf(256);
   fmt::block_encoding enc;
+  enc.orders = false;
   unsigned char* p = fmt::encode(buf.data(), fmt::time_record{100, 5});
   for (std::uint64_t i = 0; i < 5; ++i)
     p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8 + i, 1});
@@ -431,7 +474,7 @@ struct ignore_all {
 
 TEST(Records, ItemsTheVisitorLeavesAreSkipped) {
   ignore_all v;
-  decode_block(encoded_payload(), fmt::version, v);
+  decode_block(encoded_payload(), payload_version, v);
   EXPECT_EQ(v.records, 21);
 }
 

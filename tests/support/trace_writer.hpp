@@ -82,6 +82,7 @@ class trace_writer {
     prev_addr_ = 0;
     prev_stack_ = 0;
     prev_ordinal_ = 0;
+    prev_order_ = 0;
     allocs_.clear();
     events_ = 0;
     last_ticked_ = 0;
@@ -236,7 +237,13 @@ class trace_writer {
     put_stack_id(stack_id);
     for (block_alloc& a : allocs_)
       if (a.addr == addr && a.state == unfreed) a.state = forgotten;
-    allocs_.push_back(block_alloc{addr, unfreed});
+    allocs_.push_back(block_alloc{addr, unfreed, take_order()});
+    return *this;
+  }
+  /// From format version 7: the order within its tick of the next event written, an ALLOC (for
+  /// the ADDRESSES entry that lists it) or a FREE; 0 when not given.
+  trace_writer& order(std::uint64_t o) {
+    order_ = o;
     return *this;
   }
   /// ALLOC at time `t` that the writer does not keep: the caller writes its free (free_local(),
@@ -253,6 +260,11 @@ class trace_writer {
     event(lowalloc::trace_format::tag_free, t);
     put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
     prev_addr_ = addr;
+    const std::uint64_t o = take_order();
+    if (version_ >= 7) {
+      put_svarint(payload_, static_cast<std::int64_t>(o - prev_order_));
+      prev_order_ = o;
+    }
     return *this;
   }
   /// A free of `addr` at time `t`: FREE_LOCAL when the block allocated it, else FREE.
@@ -267,21 +279,36 @@ class trace_writer {
   }
   /// FREE_LOCAL as written: frees the allocation `distance` back in the block.
   trace_writer& free_local(std::uint64_t t, std::uint64_t distance) {
+    take_order();  // (a FREE_LOCAL has none)
     event(lowalloc::trace_format::tag_free_local, t);
     put_varint(payload_, distance);
     return *this;
   }
   /// ADDRESSES as written: (ordinal, address) pairs in increasing ordinal.
+  /// From version 7 each entry has order 0.
   trace_writer& addresses(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& listed) {
+    std::vector<listed_alloc> entries;
+    for (const auto& [o, a] : listed) entries.push_back(listed_alloc{o, a, 0});
+    return addresses_ordered(entries);
+  }
+  /// ADDRESSES as written: (ordinal, address, order) in increasing ordinal; the order from
+  /// version 7 only.
+  struct listed_alloc {
+    std::uint64_t ordinal, addr, order;
+  };
+  trace_writer& addresses_ordered(const std::vector<listed_alloc>& listed) {
     payload_ += static_cast<char>(lowalloc::trace_format::tag_addresses);
     put_varint(payload_, listed.size());
     std::uint64_t ordinal = 0;
     std::uint64_t addr = 0;
-    for (const auto& [o, a] : listed) {
-      put_varint(payload_, o - ordinal);
-      put_svarint(payload_, static_cast<std::int64_t>(a - addr));
-      ordinal = o;
-      addr = a;
+    std::uint64_t order = 0;
+    for (const listed_alloc& e : listed) {
+      put_varint(payload_, e.ordinal - ordinal);
+      put_svarint(payload_, static_cast<std::int64_t>(e.addr - addr));
+      if (version_ >= 7) put_svarint(payload_, static_cast<std::int64_t>(e.order - order));
+      ordinal = e.ordinal;
+      addr = e.addr;
+      order = e.order;
     }
     return *this;
   }
@@ -395,10 +422,11 @@ class trace_writer {
  private:
   std::size_t end(bool addresses, bool prefixed) {
     if (addresses) {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
+      std::vector<listed_alloc> listed;
       for (std::size_t i = 0; i < allocs_.size(); ++i)
-        if (allocs_[i].state == unfreed) listed.emplace_back(i, allocs_[i].addr);
-      if (!listed.empty()) this->addresses(listed);
+        if (allocs_[i].state == unfreed)
+          listed.push_back(listed_alloc{i, allocs_[i].addr, allocs_[i].order});
+      if (!listed.empty()) addresses_ordered(listed);
     }
     payload_ += tick_section();
     return end_block_raw(compress(payload_, prefixed ? &previous_[stream_] : nullptr),
@@ -450,7 +478,13 @@ class trace_writer {
   struct block_alloc {
     std::uint64_t addr;
     alloc_state state;
+    std::uint64_t order;
   };
+  std::uint64_t take_order() {
+    const std::uint64_t o = order_;
+    order_ = 0;
+    return o;
+  }
 
   std::uint16_t version_;
   std::uint64_t events_ = 0;       // event records in the open block
@@ -465,6 +499,8 @@ class trace_writer {
   std::uint64_t prev_addr_ = 0;
   std::uint64_t prev_stack_ = 0;  // the block's previous ALLOC's stack id (version 6)
   std::uint64_t prev_ordinal_ = 0;
+  std::uint64_t order_ = 0;       // of the next ALLOC or FREE (version 7)
+  std::uint64_t prev_order_ = 0;  // the block's previous FREE's order (version 7)
   std::map<std::uint32_t, std::uint64_t> clock_;
   std::map<std::uint32_t, bytes> previous_;  // each stream's last payload
 };
