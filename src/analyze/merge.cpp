@@ -76,6 +76,7 @@ struct ordinal_slot {
   std::uint64_t addr = 0;     // listed: the address
   std::uint64_t size = 0;     // local: set when the ALLOC is merged
   std::uint64_t dropped = 0;  // kept: 1 + the stream ordinal of the kept block it replaces, or 0
+  std::uint64_t order = 0;    // listed: the order of the ALLOC's stamp (version 7)
   std::uint32_t stack = 0;
   std::uint32_t tag = 0;  // local: alloc_event::tag
   slot_state state = slot_state::lost;
@@ -114,6 +115,12 @@ struct stream {
   bool has_last_kept = false;    // the latest ALLOC is kept...
   std::uint64_t last_kept = 0;   // ...with this stream ordinal
   bool deferred = false;         // waits for the other streams' events of its stamp
+  // From version 7, the pending event's place among the events of its stamp (2 x the order of an
+  // ALLOC listed in ADDRESSES, 2 x the order + 1 of a FREE; any other event the latest of those
+  // before it in the stream, of the same stamp, or 0), and that latest one.
+  std::uint64_t order = 0;
+  std::uint64_t order_floor = 0;
+  std::uint64_t order_time = 0;
 
   // The pending event: decoded, not yet merged.
   event kind = event::alloc;
@@ -121,6 +128,7 @@ struct stream {
   std::uint8_t alloc_kind = 0;
   std::uint64_t size = 0;
   std::uint64_t addr = 0;
+  std::uint64_t free_order = 0;  // FREE: its order (version 7)
   std::uint32_t stack = 0;
   std::uint64_t slot = 0;      // ALLOC: its ordinal; FREE_LOCAL: the ordinal it frees;
                                // FREE_KEPT: the stream ordinal it frees
@@ -150,6 +158,7 @@ struct event_merge::state {
   void scan_block(stream& s);
   bool advance(stream& s);
   bool decode(stream& s);
+  void place(stream& s);
   bool must_wait(stream& s);
   template <class Later>
   bool let_go_one(std::vector<std::uint32_t>& heap, std::uint64_t time, const Later& later);
@@ -235,6 +244,7 @@ struct event_merge::state {
   std::uint32_t no_stack_ = no_module;        // the merged stack of stack id 0, once made
   // From format version 6: stack id -> merged stack index, for every stream.
   bool process_ids_ = index_.version >= 6;
+  bool orders_ = index_.version >= 7;  // FREEs and listed ALLOCs have orders within their stamp
   detail::u64_map<std::uint32_t, detail::runs_of<4>> process_stacks_;
   std::uint64_t undefined_stack_events_ = 0;  // ALLOCs whose stack's definition was lost
   std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
@@ -294,6 +304,7 @@ struct scan_visitor {
                             ", which the block frees");
       slot.state = slot_state::listed;
       slot.addr = e.addr;
+      slot.order = e.order;
     }
   }
 
@@ -484,6 +495,7 @@ struct decode_visitor {
   void operator()(const fmt::free_record& r) {
     m.tick(s, r.dt);
     s.addr = r.addr;
+    s.free_order = r.order;
     s.kind = event::free;
     event = true;
   }
@@ -581,8 +593,29 @@ bool event_merge::state::decode(stream& s) {
     if (s.reader.done() && !load_block(s)) return false;
     decode_visitor visit{*this, s};
     fmt::decode_record(s.reader, s.decoding, visit);
-    if (visit.event) return true;
+    if (visit.event) {
+      if (orders_) place(s);
+      return true;
+    }
   }
+}
+
+// The place of the stream's pending event among the events of its stamp (version 7): a FREE's
+// and a listed ALLOC's from their orders (the FREE of order k went between the ALLOCs that read k
+// and k + 1), any other event's the latest known in its stream at that stamp, a lower bound of its
+// own. A stream's places never go down within a stamp, so the merge keeps each stream's order.
+void event_merge::state::place(stream& s) {
+  if (s.time != s.order_time) {
+    s.order_time = s.time;
+    s.order_floor = 0;
+  }
+  if (s.kind == event::free) {
+    s.order_floor = 2 * s.free_order + 1;
+  } else if (s.kind == event::alloc) {
+    const ordinal_slot& slot = s.slots[static_cast<std::size_t>(s.slot)];
+    if (slot.state == slot_state::listed) s.order_floor = 2 * slot.order;
+  }
+  s.order = s.order_floor;
 }
 
 std::uint32_t event_merge::state::module_at(std::uint64_t addr) const {
@@ -991,12 +1024,14 @@ void event_merge::state::run() {
     streams_[it->second].blocks.push_back(static_cast<std::uint32_t>(b));
   }
 
-  // A min-heap of streams by (time of the pending event, deferred, stream index).
+  // A min-heap of streams by (time of the pending event, deferred, its place among the events of
+  // its stamp, stream index).
   const auto later = [this](std::uint32_t a, std::uint32_t b) {
     const stream& x = streams_[a];
     const stream& y = streams_[b];
     if (x.time != y.time) return x.time > y.time;
     if (x.deferred != y.deferred) return x.deferred;
+    if (x.order != y.order) return x.order > y.order;
     return a > b;
   };
   std::vector<std::uint32_t> heap;

@@ -998,6 +998,31 @@ TEST(Events, AnotherAnalysisSeesEveryEventWithItsAllocation) {
   EXPECT_EQ(a.stack_frames(log.allocs[3].stack)[0].address, 0x3000u);
 }
 
+TEST(Events, FreesOfOneAddressInOneTickGoByTheirOrders) {
+  // Format version 7, all in tick 10: stream 3 allocates X (8 bytes, order 0), stream 2 frees it
+  // (order 0: between the ALLOCs that read 0 and 1), stream 3 allocates X again (16 bytes, order 1)
+  // and stream 1 frees that one (order 1). By what is live alone, stream 1's free (first in the
+  // file) took the 8-byte block and stream 2's the 16-byte one.
+  trace_writer w(7);
+  w.block(1, 10).order(1).free_address(10, 0x700).end_block();
+  w.block(2, 10).order(0).free_address(10, 0x700).end_block();
+  w.block(3, 10).stack(1, {0x1000}).alloc_untracked(10, 8, 1).alloc_untracked(10, 16, 1);
+  w.addresses_ordered({{0, 0x700, 0}, {1, 0x700, 1}}).end_block();
+  event_log log;
+  const analysis a =
+      lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {false, true}, {&log});
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.frees_not_seen, 0u);
+  ASSERT_EQ(log.frees.size(), 2u);
+  ASSERT_EQ(log.allocs.size(), 2u);
+  EXPECT_EQ(log.allocs[0].size, 8u);
+  EXPECT_EQ(log.frees[0].thread, 1u);  // stream 2, the second in the file
+  EXPECT_EQ(log.frees[0].size, 8u);
+  EXPECT_EQ(log.frees[1].thread, 0u);
+  EXPECT_EQ(log.frees[1].size, 16u);
+  EXPECT_EQ(a.totals.peak_bytes, 16u);
+}
+
 TEST(Events, OnDamageTheSinksStartAgain) {
   trace_writer w;
   w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0xA0, 1).end_block();
