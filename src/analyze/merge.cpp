@@ -115,12 +115,13 @@ struct stream {
   bool has_last_kept = false;    // the latest ALLOC is kept...
   std::uint64_t last_kept = 0;   // ...with this stream ordinal
   bool deferred = false;         // waits for the other streams' events of its stamp
-  // From version 7, the pending event's place among the events of its stamp (2 x the order of an
-  // ALLOC listed in ADDRESSES, 2 x the order + 1 of a FREE; any other event the latest of those
-  // before it in the stream, of the same stamp, or 0), and that latest one.
+  // From version 7, the pending event's place among the events of its stamp: 2 x the order of an
+  // ALLOC listed in ADDRESSES, 2 x the order + 1 of a FREE, any other event the latest of those
+  // before it in the stream (`order_floor`), or 0.
   std::uint64_t order = 0;
   std::uint64_t order_floor = 0;
-  std::uint64_t order_time = 0;
+  std::vector<std::uint64_t> free_orders;  // the current block's FREEs' (its ORDERS record)
+  std::size_t next_free = 0;               // FREE records decoded in the current block
 
   // The pending event: decoded, not yet merged.
   event kind = event::alloc;
@@ -266,18 +267,56 @@ namespace {
 // The first pass over a block: checks every record and learns the fate of each allocation
 // before any of its events is merged.
 struct scan_visitor {
+  scan_visitor(std::vector<ordinal_slot>& block_slots, std::vector<std::uint64_t>& block_orders,
+               bool with_orders)
+      : slots(block_slots), free_orders(block_orders), orders(with_orders) {}
+
   std::vector<ordinal_slot>& slots;
+  std::vector<std::uint64_t>& free_orders;
+  bool orders;  // version 7: the block must end with ORDERS if it has FREEs or ADDRESSES
   bool have_addresses = false;
   bool have_kept = false;
+  bool have_orders = false;
+  std::uint64_t frees = 0;
+  std::vector<std::uint32_t> listed;  // ordinals, as ADDRESSES lists them
 
   template <class Record>
   void operator()(const Record&) {}
   template <class Record, class Items>
   void operator()(const Record&, Items&) {}
 
-  void operator()(const fmt::alloc_record&) { slots.emplace_back(); }
+  void operator()(const fmt::alloc_record&) {
+    after_orders();
+    slots.emplace_back();
+  }
+  void operator()(const fmt::free_record&) {
+    after_orders();
+    ++frees;
+  }
+  void after_orders() const {
+    if (have_orders) throw payload_error("an event after the block's ORDERS record");
+  }
+
+  template <class Items>
+  void operator()(const fmt::orders_record& r, Items& entries) {
+    if (have_orders) throw payload_error("a second ORDERS record in the block");
+    have_orders = true;
+    if (r.frees != frees)
+      throw payload_error("ORDERS gives " + std::to_string(r.frees) + " orders to " +
+                          std::to_string(frees) + " FREE records");
+    if (r.listed != listed.size())
+      throw payload_error("ORDERS gives " + std::to_string(r.listed) + " orders to " +
+                          std::to_string(listed.size()) + " ADDRESSES entries");
+    free_orders.clear();
+    free_orders.reserve(static_cast<std::size_t>(r.frees));
+    for (std::uint64_t i = 0; i < r.frees; ++i) free_orders.push_back(entries.next().order);
+    for (const std::uint32_t ordinal : listed) slots[ordinal].order = entries.next().order;
+  }
+
+  void operator()(const fmt::free_kept_record&) { after_orders(); }
 
   void operator()(const fmt::free_local_record& r) {
+    after_orders();
     const std::uint64_t n = slots.size();
     if (r.distance >= n)
       throw payload_error("FREE_LOCAL of the allocation " + std::to_string(r.distance) +
@@ -291,6 +330,7 @@ struct scan_visitor {
 
   template <class Items>
   void operator()(const fmt::addresses_record&, Items& entries) {
+    after_orders();
     if (have_addresses) throw payload_error("a second ADDRESSES record in the block");
     have_addresses = true;
     while (entries.left() != 0) {
@@ -304,12 +344,13 @@ struct scan_visitor {
                             ", which the block frees");
       slot.state = slot_state::listed;
       slot.addr = e.addr;
-      slot.order = e.order;
+      if (orders) listed.push_back(static_cast<std::uint32_t>(e.ordinal));
     }
   }
 
   template <class Items>
   void operator()(const fmt::kept_record&, Items& entries) {
+    after_orders();
     if (have_kept) throw payload_error("a second KEPT record in the block");
     have_kept = true;
     while (entries.left() != 0) {
@@ -328,6 +369,8 @@ struct scan_visitor {
 
   // After the last record: with KEPT, what the block neither frees nor lists stays live.
   void finish() {
+    if (orders && !have_orders && (frees != 0 || !listed.empty()))
+      throw payload_error("the block has no ORDERS record");
     if (!have_kept) return;
     for (ordinal_slot& slot : slots)
       if (slot.state == slot_state::lost) slot.state = slot_state::kept;
@@ -381,7 +424,9 @@ bool event_merge::state::load_block(stream& s) {
 
 void event_merge::state::scan_block(stream& s) {
   s.slots.clear();
-  scan_visitor visit{s.slots};
+  scan_visitor visit(s.slots, s.free_orders, orders_);
+  s.free_orders.clear();
+  s.next_free = 0;
   fmt::block_decoding decoding = s.decoding;  // its own pass over the ticks
   while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
   if (!decoding.ticks_done())
@@ -495,7 +540,7 @@ struct decode_visitor {
   void operator()(const fmt::free_record& r) {
     m.tick(s, r.dt);
     s.addr = r.addr;
-    s.free_order = r.order;
+    if (m.orders_) s.free_order = s.free_orders[s.next_free++];  // as many, checked by the scan
     s.kind = event::free;
     event = true;
   }
@@ -512,6 +557,8 @@ struct decode_visitor {
   void operator()(const fmt::addresses_record&, Items&) {}  // read by the first pass
   template <class Items>
   void operator()(const fmt::kept_record&, Items&) {}  // read by the first pass
+  template <class Items>
+  void operator()(const fmt::orders_record&, Items&) {}  // read by the first pass
 
   void operator()(const fmt::free_kept_record& r) {
     m.tick(s, r.dt);
@@ -602,13 +649,9 @@ bool event_merge::state::decode(stream& s) {
 
 // The place of the stream's pending event among the events of its stamp (version 7): a FREE's
 // and a listed ALLOC's from their orders (the FREE of order k went between the ALLOCs that read k
-// and k + 1), any other event's the latest known in its stream at that stamp, a lower bound of its
-// own. A stream's places never go down within a stamp, so the merge keeps each stream's order.
+// and k + 1), any other event's the latest known before it in its stream, a lower bound of its
+// own. A stream's places never go down, so the merge keeps each stream's order.
 void event_merge::state::place(stream& s) {
-  if (s.time != s.order_time) {
-    s.order_time = s.time;
-    s.order_floor = 0;
-  }
   if (s.kind == event::free) {
     s.order_floor = 2 * s.free_order + 1;
   } else if (s.kind == event::alloc) {

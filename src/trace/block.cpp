@@ -80,6 +80,10 @@ void begin_block(thread_state* t) {
   t->evicted_count = 0;
   t->ordinal_base += t->alloc_ordinal;
   t->alloc_ordinal = 0;
+  t->order_base = order_now();
+  t->free_orders_pos = 0;
+  t->free_count = 0;
+  t->free_order_deltas = fmt::order_list_encoder{};
 }
 
 namespace {
@@ -102,6 +106,17 @@ local_entry* sort_by_ordinal(local_entry* entries, local_entry* spare, std::size
   return entries;
 }
 
+// ORDERS, when the block has FREEs or lists allocations (`listed`, n of them, as ADDRESSES did).
+void write_orders(thread_state* t, const local_entry* listed, std::size_t n) {
+  if (t->free_count == 0 && n == 0) return;
+  unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::orders_record{t->free_count, n});
+  std::memcpy(p, t->free_orders, t->free_orders_pos);
+  p += t->free_orders_pos;
+  fmt::order_list_encoder orders;
+  for (std::size_t i = 0; i < n; ++i) p = orders.encode(p, t->order_base + listed[i].order);
+  commit(t, p);
+}
+
 // The block's unfreed allocations go to the kept table, in increasing ordinal (of two at one
 // address, the later stays). KEPT lists the allocations that replaced a kept one.
 void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
@@ -118,8 +133,13 @@ void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
   commit(t, p);
 }
 
+// The ADDRESSES record (or KEPT), and ORDERS: the orders of the block's FREEs and of the
+// allocations ADDRESSES lists.
 void write_addresses(thread_state* t) {
-  if (t->local_count + t->evicted_count == 0) return;
+  if (t->local_count + t->evicted_count == 0) {
+    write_orders(t, nullptr, 0);
+    return;
+  }
   std::size_t n = 0;
   for (std::size_t i = 0; i < local_capacity; ++i)
     if (t->local[i].addr != 0) t->scratch[n++] = t->local[i];
@@ -129,13 +149,15 @@ void write_addresses(thread_state* t) {
   local_entry* sorted = sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal);
   if (t->keeps && kept_reserve(t->kept, n)) {
     write_kept(t, sorted, n);
+    write_orders(t, nullptr, 0);
     return;
   }
   unsigned char* p = fmt::encode(t->buffer + t->pos, fmt::addresses_record{n});
   fmt::address_list_encoder entries;
   for (std::size_t i = 0; i < n; ++i)
-    p = entries.encode(p, fmt::address_entry{sorted[i].ordinal, sorted[i].addr, sorted[i].order});
+    p = entries.encode(p, fmt::address_entry{sorted[i].ordinal, sorted[i].addr});
   commit(t, p);
+  write_orders(t, sorted, n);
 }
 
 }  // namespace
@@ -171,8 +193,7 @@ void local_erase(thread_state* t, std::size_t hole) {
 
 void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void* ptr,
                   const caller_frame& from) {
-  const std::uint64_t stamp = stamp_event(t);
-  const std::uint64_t ticks = stamp_ticks(stamp);
+  const std::uint64_t ticks = stamp_event(t);
   const std::uintptr_t* ips = nullptr;
   bool same = false;
   std::uint64_t hash = 0;
@@ -190,7 +211,15 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
                                                  : stack_id(t, ips, n, hash, ticks);
     if (tag != nullptr) *tag = id == 0 ? 0 : std::uint64_t{t->stacks.generation} << 32 | id;
   }
+  // The order: any read before the hook returns is the allocation's (clock.hpp). One past the
+  // block's span ends the block, whose new base is read later, so is the order too.
+  std::uint64_t order = order_now();
+  if (LOWALLOC_UNLIKELY(order - t->order_base >= order_span)) {
+    flush(t, false);
+    order = t->order_base;
+  }
   unsigned char* p = ensure_space(t, 48);
+  if (LOWALLOC_UNLIKELY(order < t->order_base)) order = t->order_base;  // ensure_space flushed
   event_time(t, ticks);
   commit(t, fmt::encode(p, fmt::alloc_record{kind, 0, size, id}, t->encoding));
   t->has_events = true;
@@ -203,8 +232,9 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
     ++t->local_count;
   else
     t->evicted[t->evicted_count++] = t->local[i];
-  t->local[i] = local_entry{addr, t->alloc_ordinal++ & ordinal_mask, stamp & order_mask,
-                            free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask};
+  t->local[i] =
+      local_entry{addr, t->alloc_ordinal++ & ordinal_mask, (order - t->order_base) & order_span,
+                  free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask};
   if (t->local_count + t->evicted_count >= local_limit) flush(t, false);
 }
 

@@ -78,6 +78,15 @@ inline std::size_t local_slot(std::uintptr_t addr) {
   return static_cast<std::size_t>(((addr >> 4) * 0x9E3779B97F4A7C15u) >> 52) & (local_capacity - 1);
 }
 
+// A FREE's order, for the block's ORDERS; once the column is full, the next record ends the block.
+inline void note_free_order(thread_state* t, std::uint64_t order) {
+  t->free_orders_pos = static_cast<std::size_t>(
+      t->free_order_deltas.encode(t->free_orders + t->free_orders_pos, order) - t->free_orders);
+  ++t->free_count;
+  if (LOWALLOC_UNLIKELY(t->free_orders_pos + trace_format::max_varint_bytes > free_orders_bytes))
+    t->limit = 0;
+}
+
 // Removes entry `hole` of the block-local table.
 void local_erase(thread_state* t, std::size_t hole);
 
@@ -102,10 +111,10 @@ __attribute__((noinline)) void record_alloc(thread_state* t, trace_format::alloc
                                             std::size_t size, void* ptr, const caller_frame& from);
 
 // FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
-// when it is one the thread keeps, else FREE. `stamp`: the event's (stamp_event), or when
-// `ordered`, a stamp_free() taken before the memory went back (realloc), which a FREE uses as it
-// is; else a FREE takes its own.
-inline void record_free(thread_state* t, void* ptr, std::uint64_t stamp, bool ordered = false) {
+// when it is one the thread keeps, else FREE. `ordered`: `order` is an order_free() taken before
+// the memory went back (realloc), which a FREE takes as its own; else a FREE takes one here.
+inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks, std::uint64_t order = 0,
+                        bool ordered = false) {
   t->has_events = true;
   unsigned char* p = ensure_space(t, 32);
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
@@ -120,21 +129,19 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t stamp, bool or
     local_erase(t, i);
     local = false;
   }
+  event_time(t, ticks);
   std::uint64_t ordinal;
   if (local) {
-    event_time(t, stamp_ticks(stamp));
     std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
     p = trace_format::encode(p, trace_format::free_local_record{0, distance});
     local_erase(t, i);
   } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
-    event_time(t, stamp_ticks(stamp));
     p = trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
   } else {
-    if (!ordered) stamp = stamp_free();
-    event_time(t, stamp_ticks(stamp));
+    if (!ordered) order = order_free();
     epoch.fetch_add(1, std::memory_order_relaxed);
-    p = trace_format::encode(p, trace_format::free_record{0, addr, stamp_order(stamp)},
-                             t->encoding);
+    p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
+    note_free_order(t, order);
   }
   commit(t, p);
 }

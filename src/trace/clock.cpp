@@ -9,7 +9,7 @@
 namespace lowalloc::trace {
 
 bool use_tsc = false;
-std::atomic<std::uint64_t> shared_clock{0};
+shared_stamps stamps;
 
 bool cpu_has_invariant_tsc() {
 #if defined(__x86_64__)

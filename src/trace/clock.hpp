@@ -44,42 +44,39 @@ inline std::uint64_t read_clock() {
 // single atomic object, a stamp read after (in happens-before) another is never smaller. So no
 // fences are needed, and a free can reuse the shared value without reading the clock.
 //
-// The atomic holds the ticks above `order_bits` bits of *order*: a FREE that carries an address
-// adds 1 to it (stamp_free), and a new tick starts it again from 0. Events of one tick then have
-// an order too where the reader needs one (docs/trace-format.md, "Timestamps"): an allocation that
-// read order k came after every free that returned less than k, and before every free that
-// returned k or more. (2^20 such frees in one tick, 10 per nanosecond, would carry into the
-// ticks: time would move on by a tick, and the order would still hold.)
-inline constexpr unsigned order_bits = 20;
-inline constexpr std::uint64_t order_mask = (std::uint64_t{1} << order_bits) - 1;
-extern std::atomic<std::uint64_t> shared_clock;
+// Below the ticks, the events that another thread's events of the same tick may name have an
+// *order* (docs/trace-format.md, "Timestamps"): a process-wide count of the FREEs that carry an
+// address. Such a FREE adds 1 to it before the memory goes back, and its order is the count it
+// found; an allocation's order is the count read after the allocator returned (any read until
+// the hook returns will do: no other thread has the address before). So an allocation of order a
+// released by a FREE of order f has a <= f, and one that received the address a FREE of order f
+// released has f < a. The count shares the clock's cache line: an event that reads one reads the
+// other.
+struct alignas(64) shared_stamps {
+  std::atomic<std::uint64_t> clock{0};  // ticks
+  std::atomic<std::uint64_t> frees{0};  // FREEs with an address so far
+};
+extern shared_stamps stamps;
 
-inline std::uint64_t stamp_ticks(std::uint64_t stamp) { return stamp >> order_bits; }
-inline std::uint32_t stamp_order(std::uint64_t stamp) {
-  return static_cast<std::uint32_t>(stamp & order_mask);
-}
-
-// A fresh clock reading, published (every 8th event of a thread, records that open a block, END):
-// the whole stamp, ticks and order.
-inline std::uint64_t stamp_now_full() {
-  std::uint64_t now = read_clock() << order_bits;
-  std::uint64_t cur = shared_clock.load(std::memory_order_relaxed);
+// A fresh clock reading, published (every 8th event of a thread, records that open a block, END).
+inline std::uint64_t stamp_now() {
+  std::uint64_t now = read_clock();
+  std::uint64_t cur = stamps.clock.load(std::memory_order_relaxed);
   while (now > cur) {
-    if (shared_clock.compare_exchange_weak(cur, now, std::memory_order_relaxed)) return now;
+    if (stamps.clock.compare_exchange_weak(cur, now, std::memory_order_relaxed)) return now;
   }
   return cur;
 }
 
-// The ticks of a fresh clock reading, published.
-inline std::uint64_t stamp_now() { return stamp_ticks(stamp_now_full()); }
-
 // The largest stamp published so far, without reading the clock (most events: reading the TSC
 // costs 20 ns on this machine's virtual CPU, a third of the recorder's own cost per event).
-inline std::uint64_t stamp_shared() { return shared_clock.load(std::memory_order_relaxed); }
+inline std::uint64_t stamp_shared() { return stamps.clock.load(std::memory_order_relaxed); }
 
-// The stamp of a FREE that carries an address, taken before the memory goes back: the order it
-// returns is its own, no other free's.
-inline std::uint64_t stamp_free() { return shared_clock.fetch_add(1, std::memory_order_relaxed); }
+// An allocation's order: the FREEs with an address so far.
+inline std::uint64_t order_now() { return stamps.frees.load(std::memory_order_relaxed); }
+
+// A FREE's order, taken before the memory goes back: its own, no other FREE's.
+inline std::uint64_t order_free() { return stamps.frees.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace lowalloc::trace
 

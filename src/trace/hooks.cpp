@@ -104,19 +104,21 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
 
 namespace {
 
-// The stamp of realloc's free, taken before the call: once the process has a second thread, the
-// order of a FREE (stamp_free), as the old block may go to another thread's allocation before
+// The stamp of realloc's free, taken before the call, and once the process has a second thread
+// its order as a FREE (order_free): the old block may go to another thread's allocation before
 // realloc returns. (Taken even when the free turns out to be a FREE_LOCAL: whether it is one is
 // known only once the block moved.)
 struct realloc_stamp {
-  std::uint64_t stamp = 0;
+  std::uint64_t ticks = 0;
+  std::uint64_t order = 0;
   bool ordered = false;
 };
 
 realloc_stamp stamp_realloc(const thread_state* t, const void* ptr) {
   if (t == nullptr || ptr == nullptr) return {};
-  if (many_threads.load(std::memory_order_relaxed)) return {stamp_free(), true};
-  return {stamp_shared(), false};
+  const std::uint64_t ticks = stamp_shared();
+  if (many_threads.load(std::memory_order_relaxed)) return {ticks, order_free(), true};
+  return {ticks, 0, false};
 }
 
 // A realloc that moved or freed the block is a FREE (stamped before the call) and an ALLOC.
@@ -124,7 +126,7 @@ void* realloc_common(void* ptr, std::size_t size, void* result, realloc_stamp be
                      thread_state* t, fmt::alloc_kind kind, const caller_frame& from) {
   if (t == nullptr) return result;
   if (ptr != nullptr && (result != nullptr || size == 0))
-    record_free(t, ptr, before.stamp, before.ordered);
+    record_free(t, ptr, before.ticks, before.order, before.ordered);
   if (result != nullptr) record_alloc(t, kind, size, result, from);
   leave(t);
   return result;

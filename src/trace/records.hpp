@@ -149,14 +149,11 @@ struct alloc_record {
   std::uint64_t stack = 0;
 };
 
-/// FREE: `addr` was freed. Written as a delta from the block's previous FREE address; from
-/// version 7 then `order`, the free's order within its tick (docs/trace-format.md, "Timestamps"),
-/// as a delta from the block's previous FREE order.
+/// FREE: `addr` was freed. Written as a delta from the block's previous FREE address.
 struct free_record {
   static constexpr std::uint8_t tag = tag_free;
   std::uint64_t dt = 0;
   std::uint64_t addr = 0;
-  std::uint64_t order = 0;
 };
 
 /// LOST: events the recorder could not record.
@@ -185,11 +182,9 @@ struct addresses_record {
   std::uint64_t count = 0;
 };
 
-/// From version 7 an entry also has `order`, the order within its tick of the ALLOC's stamp.
 struct address_entry {
   std::uint64_t ordinal = 0;
   std::uint64_t addr = 0;
-  std::uint64_t order = 0;
 };
 
 /// EXEC: the image called exec.
@@ -220,6 +215,16 @@ struct kept_record {
 struct kept_drop {
   std::uint64_t ordinal = 0;
   std::uint64_t dropped = 0;
+};
+
+/// ORDERS (version 7): the last record of a block that has FREE records or an ADDRESSES record.
+/// The order (docs/trace-format.md, "Timestamps") of each of the block's `frees` FREE records, in
+/// record order, then of each of the `listed` ADDRESSES entries, in theirs: two columns, each
+/// value a delta from the one before it in its column (starting at 0).
+struct orders_record {
+  static constexpr std::uint8_t tag = tag_orders;
+  std::uint64_t frees = 0;
+  std::uint64_t listed = 0;
 };
 
 /// LIVE: kept allocations are known by address from here on; then `count` (ordinal, address)
@@ -264,8 +269,6 @@ struct block_encoding {
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
   std::uint64_t stack = 0;  // the block's previous ALLOC's stack id (version 6)
-  std::uint64_t free_order = 0;
-  bool orders = true;  // FREE carries its order (version 7; false: as up to version 6)
 };
 
 inline unsigned char* encode(unsigned char* p, const time_record& r) noexcept {
@@ -406,9 +409,6 @@ inline unsigned char* encode(unsigned char* p, const free_record& r, block_encod
   *p++ = free_record::tag;
   p = put_svarint(p, static_cast<std::int64_t>(r.addr - b.free_addr));
   b.free_addr = r.addr;
-  if (!b.orders) return p;
-  p = put_svarint(p, static_cast<std::int64_t>(r.order - b.free_order));
-  b.free_order = r.order;
   return p;
 }
 
@@ -433,23 +433,18 @@ inline unsigned char* encode(unsigned char* p, const addresses_record& r) noexce
   return put_varint(p, r.count);
 }
 
-/// The entries of ADDRESSES, in increasing ordinal: at most 3 * max_varint_bytes each (the
-/// recorder's: 4 + 10 + 3 bytes).
+/// The entries of ADDRESSES, in increasing ordinal: at most 2 * max_varint_bytes each.
 class address_list_encoder {
  public:
-  /// `orders`: each entry has its order (version 7; false: as up to version 6).
-  explicit address_list_encoder(bool orders = true) noexcept : orders_(orders) {}
   unsigned char* encode(unsigned char* p, const address_entry& e) noexcept {
     p = put_varint(p, e.ordinal - prev_.ordinal);
     p = put_svarint(p, static_cast<std::int64_t>(e.addr - prev_.addr));
-    if (orders_) p = put_svarint(p, static_cast<std::int64_t>(e.order - prev_.order));
     prev_ = e;
     return p;
   }
 
  private:
   address_entry prev_;
-  bool orders_;
 };
 
 inline unsigned char* encode(unsigned char* p, const free_kept_record& r,
@@ -473,6 +468,26 @@ class kept_list_encoder {
     p = put_varint(p, e.ordinal - prev_);
     prev_ = e.ordinal;
     return put_varint(p, e.dropped);
+  }
+
+ private:
+  std::uint64_t prev_ = 0;
+};
+
+/// The counts; then the FREEs' column, then the entries', each through an order_list_encoder.
+inline unsigned char* encode(unsigned char* p, const orders_record& r) noexcept {
+  *p++ = orders_record::tag;
+  p = put_varint(p, r.frees);
+  return put_varint(p, r.listed);
+}
+
+/// One column of ORDERS: at most max_varint_bytes an order.
+class order_list_encoder {
+ public:
+  unsigned char* encode(unsigned char* p, std::uint64_t order) noexcept {
+    p = put_svarint(p, static_cast<std::int64_t>(order - prev_));
+    prev_ = order;
+    return p;
   }
 
  private:
@@ -573,15 +588,14 @@ struct block_decoding {
 
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
-  std::uint64_t free_order = 0;  // the previous FREE's order (version 7)
-  std::uint64_t stack = 0;       // the previous ALLOC's stack id (version 6)
+  std::uint64_t stack = 0;  // the previous ALLOC's stack id (version 6)
   // Events before the next with a dt (no_tick: none; an event takes 1 off it).
   std::uint64_t until_tick = no_tick;
   std::uint64_t tick = 0;  // TICK's dt, for the next event (version 4)
   bool dt_inline;
   bool ticks_at_end;
   bool stack_deltas;  // an ALLOC's stack id is the difference from the previous (version 6)
-  bool orders;        // FREE and ADDRESSES entries carry an order (version 7)
+  bool orders;        // ORDERS records (version 7)
   // Version 5: the section's columns where the next tick's dt and the gap after it are, and the
   // ticks not yet given to an event (checked by open_ticks).
   const std::uint8_t* tick_dts = nullptr;
@@ -703,20 +717,17 @@ class item_cursor<Reader, std::uint64_t> : public cursor_base<Reader> {
   bool first_ = true;
 };
 
-/// ADDRESSES: entries with both deltas resolved; ordinals must increase. From version 7 an entry
-/// has an order too.
+/// ADDRESSES: entries with both deltas resolved; ordinals must increase.
 template <class Reader>
 class item_cursor<Reader, address_entry> : public cursor_base<Reader> {
  public:
-  item_cursor(Reader& r, std::uint64_t n, bool orders)
-      : cursor_base<Reader>(r, n), orders_(orders) {}
+  using cursor_base<Reader>::cursor_base;
   address_entry next() {
     const std::uint64_t delta = this->r_.varint();
     if (!first_ && delta == 0) this->r_.fail("ADDRESSES ordinals not increasing");
     // A sum past 2^64 (only a damaged record has one) names no allocation: saturate.
     e_.ordinal = e_.ordinal + delta < delta ? ~std::uint64_t{0} : e_.ordinal + delta;
     e_.addr += static_cast<std::uint64_t>(this->r_.svarint());
-    if (orders_) e_.order += static_cast<std::uint64_t>(this->r_.svarint());
     first_ = false;
     --this->left_;
     return e_;
@@ -725,7 +736,6 @@ class item_cursor<Reader, address_entry> : public cursor_base<Reader> {
  private:
   address_entry e_;
   bool first_ = true;
-  bool orders_;
 };
 
 /// KEPT: entries with the ordinal delta resolved; ordinals must increase.
@@ -746,6 +756,29 @@ class item_cursor<Reader, kept_drop> : public cursor_base<Reader> {
  private:
   kept_drop e_;
   bool first_ = true;
+};
+
+/// ORDERS: the orders of the FREEs, then of the ADDRESSES entries, the deltas resolved (each
+/// column from 0).
+struct order_entry {
+  std::uint64_t order = 0;
+};
+
+template <class Reader>
+class item_cursor<Reader, order_entry> : public cursor_base<Reader> {
+ public:
+  item_cursor(Reader& r, std::uint64_t n, std::uint64_t first_column)
+      : cursor_base<Reader>(r, n), first_left_(first_column) {}
+  order_entry next() {
+    if (first_left_-- == 0) e_.order = 0;  // the second column starts
+    e_.order += static_cast<std::uint64_t>(this->r_.svarint());
+    --this->left_;
+    return e_;
+  }
+
+ private:
+  order_entry e_;
+  std::uint64_t first_left_;
 };
 
 /// LIVE: entries with both deltas resolved.
@@ -887,10 +920,6 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       rec.dt = b.event_dt(r);
       b.free_addr += static_cast<std::uint64_t>(r.svarint());
       rec.addr = b.free_addr;
-      if (b.orders) {
-        b.free_order += static_cast<std::uint64_t>(r.svarint());
-        rec.order = b.free_order;
-      }
       visit(rec);
       break;
     }
@@ -915,8 +944,8 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
     }
     case tag_addresses: {
       addresses_record rec;
-      rec.count = r.count(b.orders ? 3 : 2);
-      item_cursor<Reader, address_entry> entries(r, rec.count, b.orders);
+      rec.count = r.count(2);
+      item_cursor<Reader, address_entry> entries(r, rec.count);
       visit(rec, entries);
       detail::skip_rest(entries);
       break;
@@ -933,6 +962,16 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       kept_record rec;
       rec.count = r.count(2);
       item_cursor<Reader, kept_drop> entries(r, rec.count);
+      visit(rec, entries);
+      detail::skip_rest(entries);
+      break;
+    }
+    case tag_orders: {
+      if (!b.orders) r.fail("an ORDERS record in a trace of format version 6 or older");
+      orders_record rec;
+      rec.frees = r.count(1);
+      rec.listed = r.count(1);
+      item_cursor<Reader, order_entry> entries(r, rec.frees + rec.listed, rec.frees);
       visit(rec, entries);
       detail::skip_rest(entries);
       break;

@@ -73,7 +73,7 @@ std::size_t thread_mapping_bytes() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
   std::size_t state_bytes = (sizeof(thread_state) + 63) & ~std::size_t{63};
   return state_bytes + 2 * (buffer_bytes + trailer_bytes) + cache_bytes +
-         (local_capacity + 2 * local_limit) * sizeof(local_entry) +
+         (local_capacity + 2 * local_limit) * sizeof(local_entry) + free_orders_bytes +
          first_table_capacity * sizeof(stack_entry);
 }
 
@@ -155,6 +155,8 @@ thread_state* create_thread_state() {
   at += local_limit * sizeof(local_entry);
   t->evicted = reinterpret_cast<local_entry*>(at);
   at += local_limit * sizeof(local_entry);
+  t->free_orders = at;
+  at += free_orders_bytes;
   t->stacks.entries = reinterpret_cast<stack_entry*>(at);
   t->stacks.capacity = first_table_capacity;
   t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);

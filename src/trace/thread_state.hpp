@@ -38,22 +38,30 @@ inline constexpr std::size_t local_limit = local_capacity / 2;
 // they fill the list, which takes 1,024 events at least 65 us apart (a clang++ compile's blocks
 // have 947 at most, 46 in the median; flush_interval_ticks ends most blocks before).
 inline constexpr std::size_t tick_capacity = 1024;
-// Beyond buffer_bytes: ADDRESSES (or KEPT) and the tick section; whole cache lines, as the
-// thread's mapping lays out what follows the buffers (the unwind cache) by them.
+// The orders of the block's FREEs (the ORDERS record's first column), as deltas: the block ends
+// early when they fill it, which takes 6,553 FREEs at least (a free of another thread's block
+// mostly takes 1 byte here).
+inline constexpr std::size_t free_orders_bytes = 64 * 1024;
+// Beyond buffer_bytes: ADDRESSES (or KEPT), ORDERS and the tick section; whole cache lines, as
+// the thread's mapping lays out what follows the buffers (the unwind cache) by them.
 inline constexpr std::size_t trailer_bytes =
-    (16 + local_limit * 19 + trace_format::tick_section_bytes(tick_capacity) + 63) &
+    (16 + local_limit * 16 +  // ADDRESSES or KEPT
+     32 + free_orders_bytes + trace_format::max_varint_bytes + local_limit * 3 +  // ORDERS
+     trace_format::tick_section_bytes(tick_capacity) + 63) &
     ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
 
 // 16 bytes: the table is probed at every event. A block holds fewer than 2^24 ALLOC records (each
-// takes 3 bytes at least); the epoch is compared for equality only, and 2^20 frees of one bucket
-// in one block (a quarter of a second) would take 17 billion frees with an address.
+// takes 3 bytes at least); an order is the block's order_base plus less than 2^20 (the block ends
+// before); the epoch is compared for equality only, and 2^20 frees of one bucket in one block (a
+// quarter of a second) would take 17 billion frees with an address.
 struct local_entry {
   std::uintptr_t addr;         // 0: empty
   std::uint64_t ordinal : 24;  // in the block
-  std::uint64_t order : 20;    // the order of the ALLOC's stamp (clock.hpp), for ADDRESSES
+  std::uint64_t order : 20;    // the ALLOC's order (clock.hpp) less the block's order_base
   std::uint64_t epoch : 20;    // free_epoch() of the address when it was allocated, low bits
 };
+inline constexpr std::uint64_t order_span = (std::uint64_t{1} << 20) - 1;
 static_assert(buffer_bytes / 3 < (std::size_t{1} << 24), "ordinals fit local_entry::ordinal");
 inline constexpr std::uint32_t ordinal_mask = (1u << 24) - 1;
 inline constexpr std::uint32_t epoch_mask = (1u << 20) - 1;
@@ -78,6 +86,11 @@ struct thread_state {
   std::uint32_t last_ticked;    // the index among them of the last with a tick (0: none yet)
   std::uint32_t tick_count;     // of tick_gaps and tick_dts
   std::uint64_t ordinal_base;   // ALLOC records in the stream before this block
+  std::uint64_t order_base;     // order_now() when the block began
+  unsigned char* free_orders;   // free_orders_bytes: the block's FREEs' orders (ORDERS)
+  std::size_t free_orders_pos;
+  std::uint32_t free_count;  // FREE records in this block
+  trace_format::order_list_encoder free_order_deltas;
   // While the process has one thread: its allocations that outlive their block, by address
   // (kept.hpp). Frees of them name them by ordinal (FREE_KEPT).
   bool keeps;
@@ -221,11 +234,11 @@ inline thread_state* enter() {
 
 // Events mostly reuse the shared stamp; every 8th event of a thread reads the clock, so time moves
 // on in every thread that records anything (a stamp lags the clock by at most 7 of the thread's
-// events; causality does not depend on it). The whole stamp: ticks and order (clock.hpp).
+// events; causality does not depend on it).
 inline std::uint64_t stamp_event(thread_state* t) {
   if (LOWALLOC_UNLIKELY(t->clock_countdown-- == 0)) {
     t->clock_countdown = 7;
-    return stamp_now_full();
+    return stamp_now();
   }
   return stamp_shared();
 }

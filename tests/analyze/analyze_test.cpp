@@ -1007,7 +1007,7 @@ TEST(Events, FreesOfOneAddressInOneTickGoByTheirOrders) {
   w.block(1, 10).order(1).free_address(10, 0x700).end_block();
   w.block(2, 10).order(0).free_address(10, 0x700).end_block();
   w.block(3, 10).stack(1, {0x1000}).alloc_untracked(10, 8, 1).alloc_untracked(10, 16, 1);
-  w.addresses_ordered({{0, 0x700, 0}, {1, 0x700, 1}}).end_block();
+  w.addresses({{0, 0x700}, {1, 0x700}}).listed_orders({0, 1}).end_block();
   event_log log;
   const analysis a =
       lowalloc::analyze::analyze_buffer(w.file().data(), w.file().size(), {false, true}, {&log});

@@ -28,7 +28,6 @@ std::string encoded_payload() {
   std::vector<unsigned char> buf(4096);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
-  block.orders = false;
   p = fmt::encode(p, fmt::time_record{1000, 123456789});
   fmt::process_record proc;
   proc.pid = 42;
@@ -65,7 +64,7 @@ std::string encoded_payload() {
   p = fmt::encode(p, fmt::lost_record{5});
   p = fmt::encode(p, fmt::end_record{1});
   p = fmt::encode(p, fmt::addresses_record{2});
-  fmt::address_list_encoder entries(false);
+  fmt::address_list_encoder entries;
   p = entries.encode(p, fmt::address_entry{0, 0x5000});
   p = entries.encode(p, fmt::address_entry{3, 0x4000});
   p = fmt::encode(p, fmt::free_kept_record{0, 70}, block);
@@ -178,12 +177,7 @@ struct recorder_of_fields {
   void operator()(const fmt::alloc_record& r) {
     add("alloc", unsigned{r.kind}, r.dt, r.size, r.stack);
   }
-  void operator()(const fmt::free_record& r) {
-    if (r.order == 0)
-      add("free", r.dt, r.addr);
-    else
-      add("free", r.dt, r.addr, '#', r.order);
-  }
+  void operator()(const fmt::free_record& r) { add("free", r.dt, r.addr); }
   void operator()(const fmt::free_local_record& r) { add("free_local", r.dt, r.distance); }
   void operator()(const fmt::lost_record& r) { add("lost", r.count); }
   void operator()(const fmt::end_record& r) { add("end", r.dt); }
@@ -195,11 +189,17 @@ struct recorder_of_fields {
     while (entries.left() != 0) {
       const fmt::address_entry e = entries.next();
       s << ' ' << e.ordinal << '@' << e.addr;
-      if (e.order != 0) s << '#' << e.order;
     }
     seen.push_back(s.str());
   }
   void operator()(const fmt::free_kept_record& r) { add("free_kept", r.dt, r.ordinal); }
+  template <class Items>
+  void operator()(const fmt::orders_record& r, Items& entries) {
+    std::ostringstream s;
+    s << "orders " << r.frees << ' ' << r.listed;
+    while (entries.left() != 0) s << ' ' << entries.next().order;
+    seen.push_back(s.str());
+  }
   template <class Items>
   void operator()(const fmt::kept_record& r, Items& entries) {
     std::ostringstream s;
@@ -325,39 +325,58 @@ TEST(Records, CrashNamesTheSignalTheThreadAndTheUnwrittenBlocks) {
   EXPECT_EQ(fmt::tag_crash, 0x20);
 }
 
-// From format version 7 a FREE and each ADDRESSES entry carry an order within their tick: both
-// encoders write it after the other fields, and it decodes back; a version 6 reader of the same
-// bytes would read the order as the next record.
-TEST(Records, Version7FreesAndListedAllocationsCarryTheirOrder) {
+// From format version 7 a block with FREEs or ADDRESSES ends with ORDERS: the orders of its FREEs,
+// then of its ADDRESSES entries, in two columns of deltas. Both encoders write it; it decodes
+// back; and a block that leaves it out, or gives it the wrong counts, is damaged.
+TEST(Records, Version7BlocksEndWithTheOrdersOfTheirFreesAndListedAllocations) {
   std::vector<unsigned char> buf(256);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
   p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8, 1}, block);
   p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 16, 1}, block);
-  p = fmt::encode(p, fmt::free_record{0, 0x9000, 0}, block);
-  p = fmt::encode(p, fmt::free_record{0, 0x8000, 300}, block);
+  p = fmt::encode(p, fmt::free_record{0, 0x9000}, block);
+  p = fmt::encode(p, fmt::free_record{0, 0x8000}, block);
   p = fmt::encode(p, fmt::addresses_record{2});
   fmt::address_list_encoder entries;
-  p = entries.encode(p, fmt::address_entry{0, 0x5000, 7});
-  p = entries.encode(p, fmt::address_entry{1, 0x4000, 301});
+  p = entries.encode(p, fmt::address_entry{0, 0x5000});
+  p = entries.encode(p, fmt::address_entry{1, 0x4000});
+  p = fmt::encode(p, fmt::orders_record{2, 2});
+  fmt::order_list_encoder frees;
+  p = frees.encode(p, 1000000);
+  p = frees.encode(p, 1000003);
+  fmt::order_list_encoder listed;
+  p = listed.encode(p, 999999);
+  p = listed.encode(p, 1000002);
   const std::string payload(reinterpret_cast<const char*>(buf.data()),
                             static_cast<std::size_t>(p - buf.data()));
   trace_writer w(7);
   w.begin_block(1);
-  w.order(7).alloc(0, 8, 0x5000, 1).order(301).alloc(0, 16, 0x4000, 1);
-  w.free_address(0, 0x9000).order(300).free_address(0, 0x8000);
-  w.addresses_ordered({{0, 0x5000, 7}, {1, 0x4000, 301}});
-  EXPECT_EQ(payload, w.payload());
-  EXPECT_EQ(decode_all(payload + w.tick_section(), 7),
+  w.order(999999).alloc(0, 8, 0x5000, 1).order(1000002).alloc(0, 16, 0x4000, 1);
+  w.order(1000000).free_address(0, 0x9000).order(1000003).free_address(0, 0x8000);
+  w.end_block();
+  EXPECT_EQ(payload + w.tick_section(), w.payload());
+  // The second value of each column is a delta of 3: one byte.
+  EXPECT_EQ(static_cast<unsigned char>(payload[payload.size() - 5]), 6u);
+  EXPECT_EQ(decode_all(w.payload(), 7),
             (std::vector<std::string>{"alloc 0 0 8 1", "alloc 0 0 16 1", "free 0 36864",
-                                      "free 0 32768 # 300", "addresses 2 0@20480#7 1@16384#301"}));
-  // The writer lists what end_block() lists with the orders its ALLOCs were given.
-  trace_writer listed(7);
-  listed.begin_block(1);
-  listed.order(7).alloc(0, 8, 0x5000, 1).order(301).alloc(0, 16, 0x4000, 1);
-  listed.free_address(0, 0x9000).order(300).free_address(0, 0x8000);
-  listed.end_block();
-  EXPECT_EQ(payload + w.tick_section(), listed.payload());
+                                      "free 0 32768", "addresses 2 0@20480 1@16384",
+                                      "orders 2 2 1000000 1000003 999999 1000002"}));
+  EXPECT_EQ(fmt::tag_orders, 0x23);
+
+  const auto fails_with = [](const std::string& bytes, std::uint16_t version,
+                             const std::string& what) {
+    try {
+      decode_all(bytes, version);
+    } catch (const payload_error& e) {
+      if (std::string(e.what()).find(what) != std::string::npos) return true;
+      ADD_FAILURE() << e.what();
+      return false;
+    }
+    return false;
+  };
+  // (ORDERS with no orders, then an empty tick section.)
+  EXPECT_TRUE(fails_with(std::string("\x23\x00\x00\x00\x01\x00\x00\x00", 8), 6,
+                         "an ORDERS record in a trace of format version 6 or older"));
 }
 
 // Format version 4: an event's dt is a TICK record before it when not 0; from version 5 the
@@ -400,7 +419,6 @@ TEST(Records, TicksDecodeToTheEventsOfVersion3) {
 
   std::vector<unsigned char> buf(256);
   fmt::block_encoding enc;
-  enc.orders = false;
   unsigned char* p = fmt::encode(buf.data(), fmt::time_record{100, 5});
   for (std::uint64_t i = 0; i < 5; ++i)
     p = fmt::encode(p, fmt::alloc_record{fmt::kind_malloc, 0, 8 + i, 1});

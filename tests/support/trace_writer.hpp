@@ -12,8 +12,10 @@
 // block's tick section at its end). Like the
 // recorder, it writes no address in ALLOC: free() of an allocation made earlier in the open block
 // becomes a FREE_LOCAL, any other free() a FREE with the address, and
-// end_block() lists the block's allocations that were not freed in an ADDRESSES record. Then it
-// compresses the block (zstd, with a content checksum) and appends it to the file.
+// end_block() lists the block's allocations that were not freed in an ADDRESSES record (from
+// format version 7 then writes ORDERS: each FREE's and listed allocation's order, given with
+// order(), else 0). Then it compresses the block (zstd, with a content checksum) and appends it to
+// the file.
 #ifndef LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
 #define LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
 
@@ -82,7 +84,9 @@ class trace_writer {
     prev_addr_ = 0;
     prev_stack_ = 0;
     prev_ordinal_ = 0;
-    prev_order_ = 0;
+    free_orders_.clear();
+    listed_orders_.clear();
+    write_orders_ = true;
     allocs_.clear();
     events_ = 0;
     last_ticked_ = 0;
@@ -240,8 +244,8 @@ class trace_writer {
     allocs_.push_back(block_alloc{addr, unfreed, take_order()});
     return *this;
   }
-  /// From format version 7: the order within its tick of the next event written, an ALLOC (for
-  /// the ADDRESSES entry that lists it) or a FREE; 0 when not given.
+  /// From format version 7: the order (docs/trace-format.md, "Timestamps") of the next ALLOC
+  /// (for the ADDRESSES entry that lists it) or FREE written; 0 when not given.
   trace_writer& order(std::uint64_t o) {
     order_ = o;
     return *this;
@@ -250,6 +254,7 @@ class trace_writer {
   /// free_address()) or lists it (addresses()) itself. For large generated traces, where keeping
   /// every allocation of a block would be quadratic.
   trace_writer& alloc_untracked(std::uint64_t t, std::uint64_t size, std::uint64_t stack_id) {
+    take_order();  // (listed_orders() gives it, if it is listed)
     event(lowalloc::trace_format::tag_alloc, t);
     put_varint(payload_, size);
     put_stack_id(stack_id);
@@ -260,11 +265,7 @@ class trace_writer {
     event(lowalloc::trace_format::tag_free, t);
     put_svarint(payload_, static_cast<std::int64_t>(addr - prev_addr_));
     prev_addr_ = addr;
-    const std::uint64_t o = take_order();
-    if (version_ >= 7) {
-      put_svarint(payload_, static_cast<std::int64_t>(o - prev_order_));
-      prev_order_ = o;
-    }
+    free_orders_.push_back(take_order());
     return *this;
   }
   /// A free of `addr` at time `t`: FREE_LOCAL when the block allocated it, else FREE.
@@ -285,31 +286,44 @@ class trace_writer {
     return *this;
   }
   /// ADDRESSES as written: (ordinal, address) pairs in increasing ordinal.
-  /// From version 7 each entry has order 0.
+  /// From version 7 the entries' orders are 0, unless listed_orders() says otherwise.
   trace_writer& addresses(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& listed) {
-    std::vector<listed_alloc> entries;
-    for (const auto& [o, a] : listed) entries.push_back(listed_alloc{o, a, 0});
-    return addresses_ordered(entries);
-  }
-  /// ADDRESSES as written: (ordinal, address, order) in increasing ordinal; the order from
-  /// version 7 only.
-  struct listed_alloc {
-    std::uint64_t ordinal, addr, order;
-  };
-  trace_writer& addresses_ordered(const std::vector<listed_alloc>& listed) {
+    listed_orders_.assign(listed.size(), 0);
     payload_ += static_cast<char>(lowalloc::trace_format::tag_addresses);
     put_varint(payload_, listed.size());
     std::uint64_t ordinal = 0;
     std::uint64_t addr = 0;
-    std::uint64_t order = 0;
-    for (const listed_alloc& e : listed) {
-      put_varint(payload_, e.ordinal - ordinal);
-      put_svarint(payload_, static_cast<std::int64_t>(e.addr - addr));
-      if (version_ >= 7) put_svarint(payload_, static_cast<std::int64_t>(e.order - order));
-      ordinal = e.ordinal;
-      addr = e.addr;
-      order = e.order;
+    for (const auto& [o, a] : listed) {
+      put_varint(payload_, o - ordinal);
+      put_svarint(payload_, static_cast<std::int64_t>(a - addr));
+      ordinal = o;
+      addr = a;
     }
+    return *this;
+  }
+  /// The orders of the entries of the ADDRESSES record just written (version 7), for ORDERS.
+  trace_writer& listed_orders(const std::vector<std::uint64_t>& orders) {
+    listed_orders_ = orders;
+    return *this;
+  }
+  /// ORDERS as written: the FREEs' orders, then the ADDRESSES entries', as delta columns.
+  trace_writer& orders(const std::vector<std::uint64_t>& frees,
+                       const std::vector<std::uint64_t>& listed) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_orders);
+    put_varint(payload_, frees.size());
+    put_varint(payload_, listed.size());
+    for (const std::vector<std::uint64_t>* column : {&frees, &listed}) {
+      std::uint64_t prev = 0;
+      for (std::uint64_t o : *column) {
+        put_svarint(payload_, static_cast<std::int64_t>(o - prev));
+        prev = o;
+      }
+    }
+    return *this;
+  }
+  /// The open block ends without the ORDERS record end_block() writes (a damaged block).
+  trace_writer& without_orders() {
+    write_orders_ = false;
     return *this;
   }
   /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`.
@@ -422,12 +436,17 @@ class trace_writer {
  private:
   std::size_t end(bool addresses, bool prefixed) {
     if (addresses) {
-      std::vector<listed_alloc> listed;
-      for (std::size_t i = 0; i < allocs_.size(); ++i)
-        if (allocs_[i].state == unfreed)
-          listed.push_back(listed_alloc{i, allocs_[i].addr, allocs_[i].order});
-      if (!listed.empty()) addresses_ordered(listed);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
+      std::vector<std::uint64_t> orders;
+      for (std::size_t i = 0; i < allocs_.size(); ++i) {
+        if (allocs_[i].state != unfreed) continue;
+        listed.emplace_back(i, allocs_[i].addr);
+        orders.push_back(allocs_[i].order);
+      }
+      if (!listed.empty()) this->addresses(listed).listed_orders(orders);
     }
+    if (version_ >= 7 && write_orders_ && (!free_orders_.empty() || !listed_orders_.empty()))
+      orders(free_orders_, listed_orders_);
     payload_ += tick_section();
     return end_block_raw(compress(payload_, prefixed ? &previous_[stream_] : nullptr),
                          payload_.size(), prefixed);
@@ -499,8 +518,10 @@ class trace_writer {
   std::uint64_t prev_addr_ = 0;
   std::uint64_t prev_stack_ = 0;  // the block's previous ALLOC's stack id (version 6)
   std::uint64_t prev_ordinal_ = 0;
-  std::uint64_t order_ = 0;       // of the next ALLOC or FREE (version 7)
-  std::uint64_t prev_order_ = 0;  // the block's previous FREE's order (version 7)
+  std::uint64_t order_ = 0;                   // of the next ALLOC or FREE (version 7)
+  std::vector<std::uint64_t> free_orders_;    // the open block's FREEs' (version 7)
+  std::vector<std::uint64_t> listed_orders_;  // its ADDRESSES entries' (version 7)
+  bool write_orders_ = true;                  // end_block() writes ORDERS (version 7)
   std::map<std::uint32_t, std::uint64_t> clock_;
   std::map<std::uint32_t, bytes> previous_;  // each stream's last payload
 };
