@@ -110,19 +110,48 @@ struct caller_frame {
 __attribute__((noinline)) void record_alloc(thread_state* t, trace_format::alloc_kind kind,
                                             std::size_t size, void* ptr, const caller_frame& from);
 
+// The slot of `addr` in the block-local table: its entry, or the empty slot where it would go.
+inline std::size_t local_find(const thread_state* t, std::uintptr_t addr) {
+  std::size_t i = local_slot(addr);
+  while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
+  return i;
+}
+
+// What realloc learns of its free before the call (a free taken after would come after the
+// memory went back): whether it will be a FREE_LOCAL, else its order.
+struct free_before {
+  bool local;
+  std::uint64_t order;
+};
+
+// The free of `ptr`, about to happen: room for its record (and for the ALLOC of realloc's result,
+// so that recording them does not end the block first and empty the block-local table), and
+// whether it is of an allocation of this block that no other thread freed, else its order
+// (order_free). This thread owns `ptr`: no other thread can make its entry stale meanwhile.
+inline free_before prepare_free(thread_state* t, const void* ptr) {
+  ensure_space(t, 32 + 48);
+  const auto addr = reinterpret_cast<std::uintptr_t>(ptr);
+  const local_entry& e = t->local[local_find(t, addr)];
+  if (e.addr == addr && (free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask) == e.epoch)
+    return free_before{true, 0};
+  return free_before{false, order_free()};
+}
+
 // FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
-// when it is one the thread keeps, else FREE. `ordered`: `order` is an order_free() taken before
-// the memory went back (realloc), which a FREE takes as its own; else a FREE takes one here.
-inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks, std::uint64_t order = 0,
-                        bool ordered = false) {
+// when it is one the thread keeps, else FREE. `before`: what prepare_free() found before the
+// memory went back (realloc); else the FREE takes its order here.
+inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks,
+                        const free_before* before = nullptr) {
   t->has_events = true;
   unsigned char* p = ensure_space(t, 32);
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
-  std::size_t i = local_slot(addr);
-  while (t->local[i].addr != 0 && t->local[i].addr != addr) i = (i + 1) & (local_capacity - 1);
+  const std::size_t i = local_find(t, addr);
   std::atomic<std::uint32_t>& epoch = free_epoch(addr);
   bool local = t->local[i].addr == addr;
-  if (local && (epoch.load(std::memory_order_relaxed) & epoch_mask) != t->local[i].epoch) {
+  // (With `before`, the epoch may have moved since, for another address of its bucket.)
+  if (local && (before != nullptr
+                    ? !before->local
+                    : (epoch.load(std::memory_order_relaxed) & epoch_mask) != t->local[i].epoch)) {
     // Stale: another thread freed this allocation, and this free is of a later allocation at the
     // same address. The old one's address goes to ADDRESSES; this free carries its address.
     t->evicted[t->evicted_count++] = t->local[i];
@@ -138,7 +167,7 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks, std::ui
   } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
     p = trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
   } else {
-    if (!ordered) order = order_free();
+    const std::uint64_t order = before != nullptr ? before->order : order_free();
     epoch.fetch_add(1, std::memory_order_relaxed);
     p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
     note_free_order(t, order);

@@ -104,21 +104,26 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
 
 namespace {
 
-// The stamp of realloc's free, taken before the call, and once the process has a second thread
-// its order as a FREE (order_free): the old block may go to another thread's allocation before
-// realloc returns. (Taken even when the free turns out to be a FREE_LOCAL: whether it is one is
-// known only once the block moved.)
+// What realloc's free takes before the call: room for its records, then its stamp, and once the
+// process has a second thread whether it is a FREE_LOCAL, else its order (prepare_free): the old
+// block may go to another thread's allocation before realloc returns.
 struct realloc_stamp {
   std::uint64_t ticks = 0;
-  std::uint64_t order = 0;
-  bool ordered = false;
+  free_before before{};
+  bool prepared = false;
 };
 
-realloc_stamp stamp_realloc(const thread_state* t, const void* ptr) {
-  if (t == nullptr || ptr == nullptr) return {};
-  const std::uint64_t ticks = stamp_shared();
-  if (many_threads.load(std::memory_order_relaxed)) return {ticks, order_free(), true};
-  return {ticks, 0, false};
+realloc_stamp stamp_realloc(thread_state* t, const void* ptr) {
+  realloc_stamp r;
+  if (t == nullptr || ptr == nullptr) return r;
+  if (many_threads.load(std::memory_order_relaxed)) {
+    r.before = prepare_free(t, ptr);
+    r.prepared = true;
+  } else {
+    ensure_space(t, 32 + 48);
+  }
+  r.ticks = stamp_shared();
+  return r;
 }
 
 // A realloc that moved or freed the block is a FREE (stamped before the call) and an ALLOC.
@@ -126,7 +131,7 @@ void* realloc_common(void* ptr, std::size_t size, void* result, realloc_stamp be
                      thread_state* t, fmt::alloc_kind kind, const caller_frame& from) {
   if (t == nullptr) return result;
   if (ptr != nullptr && (result != nullptr || size == 0))
-    record_free(t, ptr, before.ticks, before.order, before.ordered);
+    record_free(t, ptr, before.ticks, before.prepared ? &before.before : nullptr);
   if (result != nullptr) record_alloc(t, kind, size, result, from);
   leave(t);
   return result;
