@@ -115,21 +115,17 @@ struct stream {
   bool has_last_kept = false;    // the latest ALLOC is kept...
   std::uint64_t last_kept = 0;   // ...with this stream ordinal
   bool deferred = false;         // waits for the other streams' events of its stamp
-  // From version 7, the pending event's place among the events of its stamp: 2 x the order of an
-  // ALLOC listed in ADDRESSES, 2 x the order + 1 of a FREE, any other event the latest of those
-  // before it in the stream (`order_floor`), or 0.
-  std::uint64_t order = 0;
-  std::uint64_t order_floor = 0;
-  std::vector<std::uint64_t> free_orders;  // the current block's FREEs' (its ORDERS record)
-  std::size_t next_free = 0;               // FREE records decoded in the current block
 
   // The pending event: decoded, not yet merged.
   event kind = event::alloc;
   std::uint64_t time = 0;
+  // From version 7, its place among the events of its stamp: 2 x the order of an ALLOC listed in
+  // ADDRESSES, 2 x the order + 1 of a FREE, any other event the latest of those before it in the
+  // stream (`order_floor`), or 0.
+  std::uint64_t order = 0;
   std::uint8_t alloc_kind = 0;
   std::uint64_t size = 0;
   std::uint64_t addr = 0;
-  std::uint64_t free_order = 0;  // FREE: its order (version 7)
   std::uint32_t stack = 0;
   std::uint64_t slot = 0;      // ALLOC: its ordinal; FREE_LOCAL: the ordinal it frees;
                                // FREE_KEPT: the stream ordinal it frees
@@ -145,6 +141,12 @@ struct stream {
   std::vector<std::uint64_t> last_ips;
   std::vector<std::uint32_t> last_path;
   std::uint64_t modules_epoch = 0;
+  // Version 7: the current block's ORDERS, the FREEs' orders and its listed allocations'.
+  std::vector<std::uint64_t> free_orders;
+  std::vector<std::uint64_t> listed_orders;
+  std::size_t next_free = 0;      // FREE records decoded in the current block
+  std::uint64_t free_order = 0;   // the pending FREE's
+  std::uint64_t order_floor = 0;  // the latest order of the stream's events
 };
 
 }  // namespace
@@ -160,6 +162,7 @@ struct event_merge::state {
   bool advance(stream& s);
   bool decode(stream& s);
   void place(stream& s);
+  [[noreturn, gnu::noinline, gnu::cold]] void end_of_orders(const stream& s);
   bool must_wait(stream& s);
   template <class Later>
   bool let_go_one(std::vector<std::uint32_t>& heap, std::uint64_t time, const Later& later);
@@ -266,57 +269,35 @@ namespace {
 
 // The first pass over a block: checks every record and learns the fate of each allocation
 // before any of its events is merged.
+// (ORDERS, of version 7, goes to `free_orders` and `listed_orders`; finish() gives the listed
+// allocations theirs, and the second pass checks the FREEs' count: the records of the versions
+// before take the same path as before.)
 struct scan_visitor {
-  scan_visitor(std::vector<ordinal_slot>& block_slots, std::vector<std::uint64_t>& block_orders,
-               bool with_orders)
-      : slots(block_slots), free_orders(block_orders), orders(with_orders) {}
-
   std::vector<ordinal_slot>& slots;
   std::vector<std::uint64_t>& free_orders;
-  bool orders;  // version 7: the block must end with ORDERS if it has FREEs or ADDRESSES
+  std::vector<std::uint64_t>& listed_orders;
   bool have_addresses = false;
   bool have_kept = false;
   bool have_orders = false;
-  std::uint64_t frees = 0;
-  std::vector<std::uint32_t> listed;  // ordinals, as ADDRESSES lists them
 
   template <class Record>
   void operator()(const Record&) {}
   template <class Record, class Items>
   void operator()(const Record&, Items&) {}
 
-  void operator()(const fmt::alloc_record&) {
-    after_orders();
-    slots.emplace_back();
-  }
-  void operator()(const fmt::free_record&) {
-    after_orders();
-    ++frees;
-  }
-  void after_orders() const {
-    if (have_orders) throw payload_error("an event after the block's ORDERS record");
-  }
+  void operator()(const fmt::alloc_record&) { slots.emplace_back(); }
 
   template <class Items>
-  void operator()(const fmt::orders_record& r, Items& entries) {
+  [[gnu::noinline]] void operator()(const fmt::orders_record& r, Items& entries) {
     if (have_orders) throw payload_error("a second ORDERS record in the block");
     have_orders = true;
-    if (r.frees != frees)
-      throw payload_error("ORDERS gives " + std::to_string(r.frees) + " orders to " +
-                          std::to_string(frees) + " FREE records");
-    if (r.listed != listed.size())
-      throw payload_error("ORDERS gives " + std::to_string(r.listed) + " orders to " +
-                          std::to_string(listed.size()) + " ADDRESSES entries");
-    free_orders.clear();
-    free_orders.reserve(static_cast<std::size_t>(r.frees));
-    for (std::uint64_t i = 0; i < r.frees; ++i) free_orders.push_back(entries.next().order);
-    for (const std::uint32_t ordinal : listed) slots[ordinal].order = entries.next().order;
+    free_orders.resize(static_cast<std::size_t>(r.frees));
+    for (std::uint64_t& order : free_orders) order = entries.next().order;
+    listed_orders.resize(static_cast<std::size_t>(r.listed));
+    for (std::uint64_t& order : listed_orders) order = entries.next().order;
   }
 
-  void operator()(const fmt::free_kept_record&) { after_orders(); }
-
   void operator()(const fmt::free_local_record& r) {
-    after_orders();
     const std::uint64_t n = slots.size();
     if (r.distance >= n)
       throw payload_error("FREE_LOCAL of the allocation " + std::to_string(r.distance) +
@@ -330,7 +311,6 @@ struct scan_visitor {
 
   template <class Items>
   void operator()(const fmt::addresses_record&, Items& entries) {
-    after_orders();
     if (have_addresses) throw payload_error("a second ADDRESSES record in the block");
     have_addresses = true;
     while (entries.left() != 0) {
@@ -344,13 +324,11 @@ struct scan_visitor {
                             ", which the block frees");
       slot.state = slot_state::listed;
       slot.addr = e.addr;
-      if (orders) listed.push_back(static_cast<std::uint32_t>(e.ordinal));
     }
   }
 
   template <class Items>
   void operator()(const fmt::kept_record&, Items& entries) {
-    after_orders();
     if (have_kept) throw payload_error("a second KEPT record in the block");
     have_kept = true;
     while (entries.left() != 0) {
@@ -367,10 +345,22 @@ struct scan_visitor {
     }
   }
 
-  // After the last record: with KEPT, what the block neither frees nor lists stays live.
-  void finish() {
-    if (orders && !have_orders && (frees != 0 || !listed.empty()))
-      throw payload_error("the block has no ORDERS record");
+  // After the last record: from version 7 the listed allocations' orders (ORDERS gives one to
+  // each); with KEPT, what the block neither frees nor lists stays live.
+  void finish(bool orders) {
+    if (orders && (have_addresses || !listed_orders.empty())) {
+      std::size_t listed = 0;
+      for (ordinal_slot& slot : slots) {
+        if (slot.state != slot_state::listed) continue;
+        if (listed < listed_orders.size()) slot.order = listed_orders[listed];
+        ++listed;
+      }
+      if (listed != listed_orders.size())
+        throw payload_error(
+            (have_orders ? "ORDERS gives " + std::to_string(listed_orders.size()) + " orders to "
+                         : std::string("the block has no ORDERS record, and ")) +
+            std::to_string(listed) + " ADDRESSES entries");
+    }
     if (!have_kept) return;
     for (ordinal_slot& slot : slots)
       if (slot.state == slot_state::lost) slot.state = slot_state::kept;
@@ -424,14 +414,15 @@ bool event_merge::state::load_block(stream& s) {
 
 void event_merge::state::scan_block(stream& s) {
   s.slots.clear();
-  scan_visitor visit(s.slots, s.free_orders, orders_);
   s.free_orders.clear();
+  s.listed_orders.clear();
   s.next_free = 0;
+  scan_visitor visit{s.slots, s.free_orders, s.listed_orders};
   fmt::block_decoding decoding = s.decoding;  // its own pass over the ticks
   while (!s.reader.done()) fmt::decode_record(s.reader, decoding, visit);
   if (!decoding.ticks_done())
     throw payload_error("the tick section names more events than the block has");
-  visit.finish();
+  visit.finish(orders_);
 }
 
 // Decodes up to the next event of the stream that takes part in the merge; false at its end.
@@ -446,6 +437,14 @@ bool event_merge::state::advance(stream& s) {
 }
 
 namespace {
+
+// A FREE record past the orders of its block's ORDERS.
+[[noreturn, gnu::noinline, gnu::cold]] void no_order_for_free(const stream& s) {
+  throw payload_error(s.free_orders.empty()
+                          ? std::string("a FREE record in a block with no orders for it")
+                          : "ORDERS gives " + std::to_string(s.free_orders.size()) +
+                                " orders to more FREE records");
+}
 
 // The second pass: one record at a time, until one that takes part in the merge.
 struct decode_visitor {
@@ -540,7 +539,10 @@ struct decode_visitor {
   void operator()(const fmt::free_record& r) {
     m.tick(s, r.dt);
     s.addr = r.addr;
-    if (m.orders_) s.free_order = s.free_orders[s.next_free++];  // as many, checked by the scan
+    if (m.orders_) {
+      if (s.next_free == s.free_orders.size()) no_order_for_free(s);
+      s.free_order = s.free_orders[s.next_free++];
+    }
     s.kind = event::free;
     event = true;
   }
@@ -637,7 +639,10 @@ struct decode_visitor {
 
 bool event_merge::state::decode(stream& s) {
   for (;;) {
-    if (s.reader.done() && !load_block(s)) return false;
+    if (s.reader.done()) {
+      if (orders_ && s.next_free != s.free_orders.size()) end_of_orders(s);
+      if (!load_block(s)) return false;
+    }
     decode_visitor visit{*this, s};
     fmt::decode_record(s.reader, s.decoding, visit);
     if (visit.event) {
@@ -645,6 +650,12 @@ bool event_merge::state::decode(stream& s) {
       return true;
     }
   }
+}
+
+// A block whose ORDERS gave more orders than it has FREE records.
+void event_merge::state::end_of_orders(const stream& s) {
+  throw payload_error("ORDERS gives " + std::to_string(s.free_orders.size()) + " orders to " +
+                      std::to_string(s.next_free) + " FREE records");
 }
 
 // The place of the stream's pending event among the events of its stamp (version 7): a FREE's

@@ -429,11 +429,11 @@ TEST(Errors, BadFreeLocalAndAddresses) {
 }
 
 // Format version 7: a block with FREEs or ADDRESSES ends with ORDERS, which gives each of them
-// one order; without it, with other counts, or with an event after it, the block is damaged.
+// one order; without it, or with other counts, the block is damaged.
 analysis with_orders_block(const std::function<void(trace_writer&)>& damage) {
   trace_writer w(7);
   w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x100, 1).end_block();  // 0x100 listed
-  w.block(1, 5).alloc(5, 8, 0x500, 1).free_address(6, 0x100);
+  w.block(1, 5).alloc(5, 8, 0x500, 1).free(5, 0x500).free_address(6, 0x100);
   damage(w);
   w.end_block();
   return run(w.file());
@@ -442,20 +442,29 @@ analysis with_orders_block(const std::function<void(trace_writer&)>& damage) {
 TEST(Errors, OrdersRecordsThatBreakTheBlocksRules) {
   const auto with = with_orders_block;
   analysis a = with([](trace_writer& w) { w.without_orders(); });
-  EXPECT_TRUE(contains(a.truncation, "the block has no ORDERS record")) << a.truncation;
+  EXPECT_TRUE(contains(a.truncation, "a FREE record in a block with no orders for it"))
+      << a.truncation;
   EXPECT_EQ(a.totals.allocations, 1u);  // the first block's
+  // A block's ADDRESSES without its ORDERS.
+  trace_writer unordered(7);
+  unordered.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x100, 1).without_orders().end_block();
+  EXPECT_TRUE(contains(error_of(unordered.file()),
+                       "the block has no ORDERS record, and 1 ADDRESSES entries"));
   a = with([](trace_writer& w) { w.without_orders().orders({}, {}); });
-  EXPECT_TRUE(contains(a.truncation, "ORDERS gives 0 orders to 1 FREE records")) << a.truncation;
+  EXPECT_TRUE(contains(a.truncation, "a FREE record in a block with no orders for it"))
+      << a.truncation;
+  a = with([](trace_writer& w) { w.without_orders().orders({3, 4}, {}); });
+  EXPECT_TRUE(contains(a.truncation, "ORDERS gives 2 orders to 1 FREE records")) << a.truncation;
   a = with([](trace_writer& w) { w.without_orders().orders({3}, {4}); });
   EXPECT_TRUE(contains(a.truncation, "ORDERS gives 1 orders to 0 ADDRESSES entries"))
       << a.truncation;
   a = with([](trace_writer& w) { w.orders({3}, {}).free_address(7, 0x200); });
-  EXPECT_TRUE(contains(a.truncation, "an event after the block's ORDERS record")) << a.truncation;
+  EXPECT_TRUE(contains(a.truncation, "a second ORDERS record")) << a.truncation;
   a = with([](trace_writer&) {});
   EXPECT_TRUE(a.truncation.empty()) << a.truncation;
   EXPECT_EQ(a.totals.allocations, 2u);
-  EXPECT_EQ(a.totals.frees, 1u);
-  EXPECT_EQ(a.totals.leaked_allocations, 1u);
+  EXPECT_EQ(a.totals.frees, 2u);
+  EXPECT_EQ(a.totals.leaked_allocations, 0u);
 }
 
 TEST(Errors, KeptRecordsThatBreakTheBlocksRules) {
