@@ -10,10 +10,11 @@ namespace lowalloc::trace_format {
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
 inline constexpr std::uint16_t version = 7;
 // Up to version 5 stack ids are a stream's (RESET voids them), from version 6 the process's (no
-// RESET); from version 7 an ORDERS record gives the order of each FREE and ADDRESSES entry. Version 1 lacks
-// LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID; versions 1 to 3
-// carry the dt of ALLOC, FREE, FREE_LOCAL and FREE_KEPT in the record itself; version 4 in a TICK
-// record before the event; from version 5 a block's tick section, after its records, lists them.
+// RESET); from version 7 an ORDERS record gives the order of each FREE and ADDRESSES entry. Version
+// 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID; versions 1
+// to 3 carry the dt of ALLOC, FREE, FREE_LOCAL and FREE_KEPT in the record itself; version 4 in a
+// TICK record before the event; from version 5 a block's tick section, after its records, lists
+// them.
 inline constexpr std::uint16_t oldest_version = 1;
 inline constexpr std::uint16_t file_header_size = 16;
 
