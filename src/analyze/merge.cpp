@@ -76,7 +76,7 @@ struct ordinal_slot {
   std::uint64_t addr = 0;     // listed: the address
   std::uint64_t size = 0;     // local: set when the ALLOC is merged
   std::uint64_t dropped = 0;  // kept: 1 + the stream ordinal of the kept block it replaces, or 0
-  std::uint64_t order = 0;    // listed: the order of the ALLOC's stamp (version 7)
+  std::uint64_t order = 0;    // listed: the ALLOC's order (version 7, ORDERS)
   std::uint32_t stack = 0;
   std::uint32_t tag = 0;  // local: alloc_event::tag
   slot_state state = slot_state::lost;
@@ -248,7 +248,7 @@ struct event_merge::state {
   std::uint32_t no_stack_ = no_module;        // the merged stack of stack id 0, once made
   // From format version 6: stack id -> merged stack index, for every stream.
   bool process_ids_ = index_.version >= 6;
-  bool orders_ = index_.version >= 7;  // FREEs and listed ALLOCs have orders within their stamp
+  bool orders_ = index_.version >= 7;  // FREEs and listed ALLOCs have orders (ORDERS)
   detail::u64_map<std::uint32_t, detail::runs_of<4>> process_stacks_;
   std::uint64_t undefined_stack_events_ = 0;  // ALLOCs whose stack's definition was lost
   std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
