@@ -803,6 +803,21 @@ TEST_F(trace_test, three_consumer_threads_free_what_one_producer_allocates) {
   for (int round = 0; round < 3; ++round) expect_every_free_matched("consumers", k);
 }
 
+TEST_F(trace_test, a_thread_allocates_again_after_a_million_frees_of_another) {
+  // Between the main thread's allocations the other thread makes 600 x 2,048 frees that carry
+  // their address: more orders than the block-local table keeps in its 20 bits, so the main
+  // thread's next allocation begins a new block (its orders start from the new block's base).
+  // Every count exact, every free matched.
+  constexpr long rounds = 600;
+  expected e;
+  e.allocations = e.frees = 2048 * rounds;
+  e.bytes = 24 * 2048 * rounds;
+  e.temporary = rounds;  // each round's last block
+  e.by_kind = kinds({{fmt::kind_malloc, 2048 * rounds}});
+  expect_counts(delta("many_frees", rounds), e);
+  expect_every_free_matched("many_frees", rounds);
+}
+
 TEST_F(trace_test, a_thread_still_running_at_exit_has_all_its_events_in_the_trace) {
   // The other thread makes K blocks of 32 bytes and waits forever while main returns: its events
   // are all in a block it never ends itself. The process's exit writes it.
