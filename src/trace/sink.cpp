@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -29,6 +30,10 @@ bool file_pending = false;
 namespace {
 
 int trace_fd = -1;
+// The file trace_fd was opened on, and how many bytes were written to it (trace_fd_checked).
+dev_t trace_dev = 0;
+ino_t trace_ino = 0;
+std::uint64_t trace_written = 0;
 pthread_mutex_t file_mutex = PTHREAD_MUTEX_INITIALIZER;  // compression context and writes
 ZSTD_CCtx* cctx = nullptr;
 unsigned char* compress_buffer = nullptr;
@@ -82,6 +87,28 @@ void manifest(const char* kind, const char* text) {
   close(fd);
 }
 
+// Whether `fd` is open on the trace file.
+bool is_trace_file(int fd) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == trace_dev && st.st_ino == trace_ino;
+}
+
+// Moves `fd` to a number of 700 or more, out of the way of the program's own descriptors: a
+// program that closes the low ones and opens files of its own must not receive ours.
+int high_descriptor(int fd) {
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, 700);
+  if (high < 0) return fd;
+  close(fd);
+  return high;
+}
+
+// Closes trace_fd if it is still the trace's: the program may have closed it and opened a file
+// of its own under its number, which must stay open.
+void release_trace_fd() {
+  if (is_trace_file(trace_fd)) close(trace_fd);
+  trace_fd = -1;
+}
+
 void stop_tracing(const char* why) {
   tracing.store(false, std::memory_order_relaxed);
   char text[4200];
@@ -89,14 +116,45 @@ void stop_tracing(const char* why) {
                 trace_path, why);
   say(text);
   manifest("error", text);
-  if (trace_fd >= 0) {
-    close(trace_fd);
-    trace_fd = -1;
+  release_trace_fd();
+}
+
+// Before a write: trace_fd still names the trace file, else the file is opened again. A program
+// may close every descriptor it did not open itself (closefrom, close_range: ssh, sudo, a daemon
+// going to the background, a fork child before exec) and may then open files of its own, one of
+// which can get trace_fd's number: writing there would lose the trace and damage the program's
+// file. So the descriptor is checked against the file it was opened on (one fstat a block), and
+// when it is not that file any more, the trace is opened again by its path and the writes go on
+// where they stopped; the old number, the program's now, is left alone.
+bool trace_fd_checked() {
+  if (is_trace_file(trace_fd)) return true;
+  trace_fd = -1;
+  int fd = open(trace_path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    char why[300];
+    std::snprintf(why, sizeof why,
+                  "the program closed its descriptor, and the file cannot be opened again: %s",
+                  std::strerror(errno));
+    stop_tracing(why);
+    return false;
   }
+  if (!is_trace_file(fd)) {
+    close(fd);
+    stop_tracing("the program closed its descriptor, and its path now names another file");
+    return false;
+  }
+  if (lseek(fd, static_cast<off_t>(trace_written), SEEK_SET) < 0) {
+    close(fd);
+    stop_tracing(std::strerror(errno));
+    return false;
+  }
+  trace_fd = high_descriptor(fd);
+  return true;
 }
 
 bool write_bytes(const void* data, std::size_t n) {
   auto* p = static_cast<const char*>(data);
+  if (n > 0 && !trace_fd_checked()) return false;
   while (n > 0) {
     ssize_t w = ::write(trace_fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -106,6 +164,7 @@ bool write_bytes(const void* data, std::size_t n) {
     }
     p += w;
     n -= static_cast<std::size_t>(w);
+    trace_written += static_cast<std::uint64_t>(w);
   }
   return true;
 }
@@ -140,11 +199,13 @@ void write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   put_u32(header + 4, static_cast<std::uint32_t>(n));
   put_u32(header + 8, static_cast<std::uint32_t>(size));
   put_u32(header + 12, prefixed ? stream | fmt::stream_prefixed : stream);
+  if (!trace_fd_checked()) return;
   iovec parts[2] = {{header, sizeof header}, {compress_buffer, n}};
   ssize_t total = static_cast<ssize_t>(sizeof header + n);
   ssize_t w;
   do w = writev(trace_fd, parts, 2);
   while (w < 0 && errno == EINTR);
+  if (w > 0) trace_written += static_cast<std::uint64_t>(w);
   if (w == total) {
     remember_block(slot, data, size, stream);
     return;
@@ -246,18 +307,19 @@ bool start_compressor() {
 
 // Called with file_mutex held (or before threads).
 bool open_trace_file() {
-  trace_fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (trace_fd < 0) {
-    stop_tracing(std::strerror(errno));
+  int fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    trace_fd = -1;
+    stop_tracing(std::strerror(error));
     return false;
   }
-  // Out of the way of the program's own descriptors: a program that closes the low ones and opens
-  // files of its own must not receive ours (it would get our blocks written into its file).
-  int high = fcntl(trace_fd, F_DUPFD_CLOEXEC, 700);
-  if (high >= 0) {
-    close(trace_fd);
-    trace_fd = high;
-  }
+  trace_fd = high_descriptor(fd);
+  trace_dev = st.st_dev;
+  trace_ino = st.st_ino;
+  trace_written = 0;
   unsigned char header[fmt::file_header_size] = {};
   std::memcpy(header, fmt::file_magic, 8);
   header[8] = static_cast<unsigned char>(fmt::version & 0xff);
@@ -438,10 +500,7 @@ void sink_fork_child() {
   if (tls_state != nullptr) tls_state->busy[0] = tls_state->busy[1] = false;
 }
 
-void close_parent_file() {
-  if (trace_fd >= 0) close(trace_fd);
-  trace_fd = -1;
-}
+void close_parent_file() { release_trace_fd(); }
 
 void start_child_file(const char* base) {
   derive_trace_path(base);

@@ -846,6 +846,39 @@ TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_tr
   }
 }
 
+// Enough events that blocks are written both before the program closes the recorder's
+// descriptor and after.
+constexpr long k_closing = 200000;
+
+TEST_F(trace_test, a_program_that_closes_every_descriptor_it_did_not_open_keeps_its_trace) {
+  // close_range(3, ~0) closes the trace's descriptor under the recorder, which opens the file
+  // again and writes on where it stopped: no event lost, and the run exits 0, not 125.
+  expected e;
+  e.allocations = e.frees = e.temporary = 2 * k_closing;
+  e.bytes = 48 * 2 * k_closing;
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_closing}});
+  expect_counts(delta("closes_fds", k_closing), e);
+}
+
+TEST_F(trace_test, a_file_the_program_opens_under_the_traces_old_descriptor_gets_none_of_it) {
+  // After the close, every descriptor from 4 to 1023 is the program's out.txt, the number the
+  // trace was written to among them: the recorder must write neither there nor nowhere.
+  expected e;
+  e.allocations = e.frees = e.temporary = 2 * k_closing;
+  e.bytes = 48 * 2 * k_closing;
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_closing}});
+  const fs::path own = fresh_dir() / "out.txt";
+  expect_counts(delta("closes_fds", k_closing, {own.string()}), e);
+
+  traced t = trace("closes_fds", {std::to_string(k_closing), own.string()});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  std::ifstream in(own, std::ios::binary);
+  const std::string written{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(written, "the program's own line\n");
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+}
+
 TEST_F(trace_test, a_shared_library_initialiser_that_runs_before_the_recorder_is_counted) {
   // init_lib's static initialiser makes K blocks of 24 bytes, frees 70% and keeps 30%, before the
   // recorder's own constructor runs: the recorder starts at the first hooked call instead.
