@@ -233,8 +233,13 @@ LOWALLOC_EXPORT int dlclose(void* handle) noexcept {
 LOWALLOC_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                    void* (*start)(void*), void* arg) noexcept {
   if (!ready()) return EAGAIN;
-  if (!tls_guard) before_thread_start();
-  return real.pthread_create(thread, attr, start, arg);
+  if (tls_guard) return real.pthread_create(thread, attr, start, arg);  // the recorder's own
+  before_thread_start();
+  thread_start* record = counted_thread(start, arg);
+  if (record == nullptr) return real.pthread_create(thread, attr, start, arg);
+  const int rc = real.pthread_create(thread, attr, counted_thread_main, record);
+  if (rc != 0) thread_not_started(record);
+  return rc;
 }
 
 // A process that ends with _exit (often a fork child) still gets its last block and END. (glibc

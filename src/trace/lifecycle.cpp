@@ -7,6 +7,7 @@
 #include "trace/config.hpp"
 #include "trace/crash.hpp"
 #include "trace/modules.hpp"
+#include "trace/os.hpp"
 #include "trace/sink.hpp"
 #include "trace/thread_state.hpp"
 
@@ -26,6 +27,40 @@ namespace fmt = lowalloc::trace_format;
 namespace {
 
 pid_t traced_pid = 0;  // a vfork child shares our memory and must not touch it
+
+// The program's threads alive, the one that started the recorder included (lifecycle.hpp); each
+// has program_key set, whose destructor counts its exit.
+std::atomic<long> program_threads{0};
+pthread_key_t program_key;
+
+// The program's last thread is exiting: glibc calls exit in it once its destructors are done, and
+// what the program's atexit handlers and static destructors do there is recorded in the thread's
+// own state, which it keeps (program_key's destructor runs before thread_key's: it was created
+// first) and which the exit writes with END.
+__thread bool tls_last_thread;
+
+void on_program_thread_exit(void*) {
+  if (program_threads.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  tls_last_thread = true;
+  stop_writer();
+}
+
+void count_this_thread() { pthread_setspecific(program_key, &program_key); }
+
+}  // namespace
+
+struct thread_start {
+  void* (*start)(void*);
+  void* arg;
+  thread_start* next;
+};
+
+namespace {
+
+// Records for the threads being started, from the recorder's own memory (it must not call
+// malloc), reused.
+pthread_mutex_t starts_mutex = PTHREAD_MUTEX_INITIALIZER;
+thread_start* free_starts = nullptr;
 
 void write_process_records(thread_state* t, std::uint64_t flags) {
   char exe[4096];
@@ -67,7 +102,7 @@ void write_end_records(thread_state* t) {
 
 void on_thread_exit(void* state) {
   auto* t = static_cast<thread_state*>(state);
-  if (t == nullptr || t != tls_state) return;
+  if (t == nullptr || t != tls_state || tls_last_thread) return;
   bool guard = tls_guard;
   tls_guard = true;
   tls_state = nullptr;
@@ -87,6 +122,7 @@ void on_thread_exit(void* state) {
 
 // Lock order: module_mutex, live_mutex, then the sink's.
 void fork_prepare() {
+  pthread_mutex_lock(&starts_mutex);
   modules_fork_prepare();
   process_stacks_fork_prepare();
   live_fork_prepare();
@@ -98,6 +134,7 @@ void fork_parent() {
   live_fork_parent();
   process_stacks_fork_parent();
   modules_fork_parent();
+  pthread_mutex_unlock(&starts_mutex);
 }
 
 void fork_child() {
@@ -105,6 +142,12 @@ void fork_child() {
   live_fork_child();
   process_stacks_fork_child();
   modules_fork_child();
+  pthread_mutex_unlock(&starts_mutex);
+  // The child has one thread, this one.
+  if (program_threads.load(std::memory_order_relaxed) != 0) {
+    program_threads.store(1, std::memory_order_relaxed);
+    count_this_thread();
+  }
   prepare_process_barrier();
   if (!tracing.load(std::memory_order_relaxed)) return;
   traced_pid = getpid();
@@ -176,6 +219,10 @@ void start_recorder(int argc, char** argv) {
   traced_pid = getpid();
   use_tsc = cpu_has_invariant_tsc();
   prepare_process_barrier();
+  if (pthread_key_create(&program_key, on_program_thread_exit) == 0) {
+    program_threads.store(1, std::memory_order_relaxed);
+    count_this_thread();
+  }
   pthread_key_create(&thread_key, on_thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (!start_compressor()) {
@@ -256,6 +303,48 @@ void finish_process() {
 }
 
 bool traced_process() { return getpid() == traced_pid; }
+
+thread_start* counted_thread(void* (*start)(void*), void* arg) {
+  if (program_threads.load(std::memory_order_relaxed) == 0) return nullptr;  // no key
+  pthread_mutex_lock(&starts_mutex);
+  if (free_starts == nullptr) {
+    constexpr std::size_t chunk_bytes = 4096;
+    auto* fresh = static_cast<thread_start*>(map_memory(chunk_bytes));
+    for (std::size_t i = 0; fresh != nullptr && i < chunk_bytes / sizeof(thread_start); ++i) {
+      fresh[i].next = free_starts;
+      free_starts = &fresh[i];
+    }
+  }
+  thread_start* r = free_starts;
+  if (r != nullptr) free_starts = r->next;
+  pthread_mutex_unlock(&starts_mutex);
+  if (r == nullptr) return nullptr;
+  r->start = start;
+  r->arg = arg;
+  // Counted before it exists: the count cannot reach 0 between the start and the thread.
+  program_threads.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+void thread_not_started(thread_start* r) {
+  program_threads.fetch_sub(1, std::memory_order_relaxed);
+  pthread_mutex_lock(&starts_mutex);
+  r->next = free_starts;
+  free_starts = r;
+  pthread_mutex_unlock(&starts_mutex);
+}
+
+void* counted_thread_main(void* record) {
+  auto* r = static_cast<thread_start*>(record);
+  void* (*start)(void*) = r->start;
+  void* arg = r->arg;
+  pthread_mutex_lock(&starts_mutex);
+  r->next = free_starts;
+  free_starts = r;
+  pthread_mutex_unlock(&starts_mutex);
+  count_this_thread();
+  return start(arg);  // a tail call: the thread's stacks show no frame of the recorder
+}
 
 void before_thread_start() {
   many_threads.store(true, std::memory_order_relaxed);

@@ -17,6 +17,17 @@ void finish_process();
 // blocks by ordinal from now on (thread_state.hpp, many_threads).
 void before_thread_start();
 
+// The program's threads are counted, so that the recorder's writer thread does not keep the
+// process alive after them: glibc ends a process when its last thread exits (main may leave by
+// pthread_exit before the others end) and counts the writer among them. The last one to exit
+// stops the writer, and glibc's exit then runs in it as it would untraced. pthread_create starts
+// a program thread through counted_thread_main with the record counted_thread gives (nullptr:
+// none could be had; the thread then starts uncounted), or gives it back if the start failed.
+struct thread_start;
+thread_start* counted_thread(void* (*start)(void*), void* arg);
+void* counted_thread_main(void* record);
+void thread_not_started(thread_start* record);
+
 // True in the process the recorder traces (not in a vfork child, which shares its memory).
 bool traced_process();
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -240,14 +241,23 @@ std::size_t writing = 0;  // blocks taken by the writer and not yet written
 pthread_mutex_t writer_mutex = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
 pthread_cond_t writer_done = PTHREAD_COND_INITIALIZER;
-bool writer_running = false;
+// Read without the lock by the threads that hand blocks over; set under writer_mutex.
+std::atomic<bool> writer_running{false};
+bool writer_stop = false;  // under writer_mutex: the writer exits once the queue is empty
+pthread_t writer_thread;
 bool writer_started = false;  // start_writer() was called (once per process image or fork child)
 
 void* writer_main(void*) {
   tls_guard = true;  // the writer's own allocations (zstd) are not the program's
   pthread_mutex_lock(&writer_mutex);
   for (;;) {
-    while (queue_head == queue_tail) pthread_cond_wait(&writer_wake, &writer_mutex);
+    while (queue_head == queue_tail) {
+      if (writer_stop) {
+        pthread_mutex_unlock(&writer_mutex);
+        return nullptr;
+      }
+      pthread_cond_wait(&writer_wake, &writer_mutex);
+    }
     pending_block b = queue[queue_head % queue_capacity];
     ++queue_head;
     ++writing;
@@ -334,19 +344,32 @@ bool open_trace_file() {
 void start_writer() {
   if (writer_started) return;
   writer_started = true;
-  pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   // The program's signals must never be delivered to the writer (its handlers would run there,
   // maybe before the writer has set its guard): it starts with every signal blocked.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  writer_running = pthread_create(&thread, &attr, writer_main, nullptr) == 0;
+  writer_running = pthread_create(&writer_thread, &attr, writer_main, nullptr) == 0;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
-  if (writer_running) pthread_setname_np(thread, "lowalloc-writer");
+  if (writer_running) pthread_setname_np(writer_thread, "lowalloc-writer");
+}
+
+void stop_writer() {
+  pthread_mutex_lock(&writer_mutex);
+  if (!writer_running) {
+    pthread_mutex_unlock(&writer_mutex);
+    return;
+  }
+  writer_running = false;  // a thread that hands a block over from now on writes it itself
+  writer_stop = true;
+  pthread_cond_broadcast(&writer_wake);
+  pthread_mutex_unlock(&writer_mutex);
+  // Joined, not only told: glibc's count of the process's threads drops when the writer has
+  // exited, and the caller's exit must then be the last.
+  pthread_join(writer_thread, nullptr);
 }
 
 void drain_writer() {
@@ -356,12 +379,38 @@ void drain_writer() {
   pthread_mutex_unlock(&writer_mutex);
 }
 
+namespace {
+
+// Queues the thread's block for the writer and goes on in its other buffer; false when the writer
+// is not running (or stopped meanwhile).
+bool hand_to_writer(thread_state* t) {
+  const int idx = t->buffer == t->buffers[0] ? 0 : 1;
+  pthread_mutex_lock(&writer_mutex);
+  if (!writer_running) {
+    pthread_mutex_unlock(&writer_mutex);
+    return false;
+  }
+  while (queue_tail - queue_head == queue_capacity) pthread_cond_wait(&writer_done, &writer_mutex);
+  t->busy[idx] = true;
+  queue[queue_tail % queue_capacity] = pending_block{t->buffer, t->pos, t->stream, &t->busy[idx]};
+  ++queue_tail;
+  pthread_cond_signal(&writer_wake);
+  while (t->busy[1 - idx]) pthread_cond_wait(&writer_done, &writer_mutex);
+  pthread_mutex_unlock(&writer_mutex);
+  t->buffer = t->buffers[1 - idx];
+  return true;
+}
+
+}  // namespace
+
 void flush(thread_state* t, bool final_block) {
   if (t->pos == 0) return;
   end_block(t);
-  if (!writer_running) {
-    // The thread writes its own block. Past a file size limit the write must fail (EFBIG) and
-    // stop the trace, not kill the program with SIGXFSZ, which the writer thread has blocked.
+  if (!writer_running || !hand_to_writer(t)) {
+    // The thread writes its own block, after those it handed over (a writer stopped since may
+    // still be writing them). Past a file size limit the write must fail (EFBIG) and stop the
+    // trace, not kill the program with SIGXFSZ, which the writer thread has blocked.
+    wait_for_buffers(t);
     sigset_t xfsz, old;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
@@ -376,18 +425,6 @@ void flush(thread_state* t, bool final_block) {
       }
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  } else {
-    const int idx = t->buffer == t->buffers[0] ? 0 : 1;
-    pthread_mutex_lock(&writer_mutex);
-    while (queue_tail - queue_head == queue_capacity)
-      pthread_cond_wait(&writer_done, &writer_mutex);
-    t->busy[idx] = true;
-    queue[queue_tail % queue_capacity] = pending_block{t->buffer, t->pos, t->stream, &t->busy[idx]};
-    ++queue_tail;
-    pthread_cond_signal(&writer_wake);
-    while (t->busy[1 - idx]) pthread_cond_wait(&writer_done, &writer_mutex);
-    pthread_mutex_unlock(&writer_mutex);
-    t->buffer = t->buffers[1 - idx];
   }
   t->pos = 0;
   if (final_block) return;
@@ -403,7 +440,6 @@ void flush(thread_state* t, bool final_block) {
 }
 
 void wait_for_buffers(thread_state* t) {
-  if (!writer_running) return;
   pthread_mutex_lock(&writer_mutex);
   while (t->busy[0] || t->busy[1]) pthread_cond_wait(&writer_done, &writer_mutex);
   pthread_mutex_unlock(&writer_mutex);
@@ -492,6 +528,7 @@ void sink_fork_child() {
   // The writer thread is the parent's: the child compresses in its own threads, and the blocks
   // queued at the fork belong to the parent's file.
   writer_running = false;
+  writer_stop = false;
   writer_started = false;  // the child starts its own with its second thread
   queue_head = queue_tail = 0;
   writing = 0;

@@ -32,6 +32,11 @@ extern bool file_pending;
 // starts it with the program's second thread (before_thread_start).
 void start_writer();
 
+// Stops the writer thread once every block handed over is written, and waits until it has exited;
+// threads then compress their own blocks. Called by the program's last thread as it exits
+// (lifecycle.cpp): glibc ends the process when its last thread exits, and counts the writer.
+void stop_writer();
+
 // Ends the thread's current block: hands it to the writer (or writes it), then begins the next
 // one in the thread's other buffer unless `final_block`.
 void flush(thread_state* t, bool final_block);

@@ -846,6 +846,38 @@ TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_tr
   }
 }
 
+TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {
+  // glibc ends a process when its last thread exits and counts the recorder's writer thread
+  // among them: without the count of the program's threads, the process stayed alive forever
+  // with the writer in it. Under `timeout`, so that a hang fails the test instead of the run;
+  // the atexit handler that frees main's blocks runs in the last thread, and is recorded.
+  expected e;
+  e.allocations = e.frees = 2 * k_iterations;
+  e.temporary = k_iterations;
+  e.bytes = (40 + 24) * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations}});
+  for (const char* order : {"main-first", "main-last"}) {
+    SCOPED_TRACE(order);
+    counts result[2];
+    const long ks[2] = {k_iterations, 0};
+    for (int i = 0; i < 2; ++i) {
+      const fs::path file = fresh_dir() / "x.trace";
+      const command_result run = run_command(
+          {"/usr/bin/timeout", "-s", "KILL", "60", lowalloc_cli, "run", "-q", "-o", file.string(),
+           "--", program("main_exits_first"), std::to_string(ks[i]), order},
+          file.parent_path());
+      ASSERT_EQ(run.status, 0) << run.err;
+      const analyze::analysis a = read_complete(file);
+      if (ks[i] != 0) {
+        EXPECT_EQ(a.threads, 2u);  // a stream each, the exit's events in the last one's
+      }
+      EXPECT_EQ(a.unmatched_frees, 0u);
+      result[i] = counts_of(a);
+    }
+    expect_counts(result[0] - result[1], e);
+  }
+}
+
 // Enough events that blocks are written both before the program closes the recorder's
 // descriptor and after.
 constexpr long k_closing = 200000;
