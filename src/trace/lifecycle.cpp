@@ -20,6 +20,10 @@
 #include <cstring>
 #include <string_view>
 
+// glibc's, declared by no header: an exit handler that belongs to no shared object (atexit would
+// tie it to this one, whose handlers have run by the time it is registered).
+extern "C" int __cxa_atexit(void (*function)(void*), void* arg, void* dso_handle);
+
 namespace lowalloc::trace {
 
 namespace fmt = lowalloc::trace_format;
@@ -265,7 +269,20 @@ __attribute__((constructor(101))) void init_recorder(int argc, char** argv, char
   start_once(argc, argv);
 }
 
-__attribute__((destructor(101))) void fini_recorder() { finish_process(); }
+void finish_at_exit(void*) { finish_process(); }
+
+// The destructors of the other shared libraries run after this one (the loader finalises objects
+// that do not depend on each other in the reverse of their order, and the recorder's came first),
+// and a C++ library's static objects free their memory there: libapt-pkg's 1,333 blocks, which
+// the report counted as leaked. So the recorder finishes in an exit handler it registers now, from
+// inside the exit handler that runs the destructors: exit runs handlers registered meanwhile
+// after it, and then only flushes stdio and ends the process.
+__attribute__((destructor(101))) void fini_recorder() {
+  if (tracing.load(std::memory_order_relaxed) &&
+      __cxa_atexit(finish_at_exit, nullptr, nullptr) == 0)
+    return;
+  finish_process();
+}
 
 }  // namespace
 
