@@ -27,7 +27,7 @@ static void pause_ms(long ms) {
 
 static void* work(void* arg) {
   (void)arg;
-  pause_ms(20);  /* main is gone by now, unless it waits */
+  pause_ms(20); /* main is gone by now, unless it waits */
   for (long i = 0; i < count; ++i) {
     void* p = malloc(24);
     escape(p);
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   pthread_attr_destroy(&attr);
   if (main_last) {
     while (!atomic_load(&worker_done)) pause_ms(1);
-    pause_ms(20);  /* past the thread's own exit */
+    pause_ms(20); /* past the thread's own exit */
   }
   pthread_exit(NULL);
 }
