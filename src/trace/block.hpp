@@ -78,6 +78,14 @@ inline std::size_t local_slot(std::uintptr_t addr) {
   return static_cast<std::size_t>(((addr >> 4) * 0x9E3779B97F4A7C15u) >> 52) & (local_capacity - 1);
 }
 
+// Starts fetching the lines an allocation of `addr` reads in the thread's and the process's
+// tables at its end: in a program whose blocks are spread over a large heap each may miss the
+// cache, and the misses then overlap with the stack walk.
+inline void prefetch_address(const thread_state* t, std::uintptr_t addr) {
+  __builtin_prefetch(&t->local[local_slot(addr)]);
+  __builtin_prefetch(&free_epoch(addr));
+}
+
 // A FREE's order, for the block's ORDERS; once the column is full, the next record ends the block.
 inline void note_free_order(thread_state* t, std::uint64_t order) {
   t->free_orders_pos = static_cast<std::size_t>(
@@ -132,7 +140,8 @@ inline free_before prepare_free(thread_state* t, const void* ptr) {
   ensure_space(t, 32 + 48);
   const auto addr = reinterpret_cast<std::uintptr_t>(ptr);
   const local_entry& e = t->local[local_find(t, addr)];
-  if (e.addr == addr && (free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask) == e.epoch)
+  if (e.addr == addr &&
+      (free_epoch(addr).load(std::memory_order_relaxed) & epoch_mask) == e.epoch())
     return free_before{true, 0};
   return free_before{false, order_free()};
 }
@@ -149,9 +158,9 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks,
   std::atomic<std::uint32_t>& epoch = free_epoch(addr);
   bool local = t->local[i].addr == addr;
   // (With `before`, the epoch may have moved since, for another address of its bucket.)
-  if (local && (before != nullptr
-                    ? !before->local
-                    : (epoch.load(std::memory_order_relaxed) & epoch_mask) != t->local[i].epoch)) {
+  if (local && (before != nullptr ? !before->local
+                                  : (epoch.load(std::memory_order_relaxed) & epoch_mask) !=
+                                        t->local[i].epoch())) {
     // Stale: another thread freed this allocation, and this free is of a later allocation at the
     // same address. The old one's address goes to ADDRESSES; this free carries its address.
     t->evicted[t->evicted_count++] = t->local[i];
@@ -161,7 +170,7 @@ inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks,
   event_time(t, ticks);
   std::uint64_t ordinal;
   if (local) {
-    std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal;
+    std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal();
     p = trace_format::encode(p, trace_format::free_local_record{0, distance});
     local_erase(t, i);
   } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {

@@ -36,6 +36,12 @@ inline std::size_t kept_slot(const kept_table& k, std::uintptr_t addr) {
   return static_cast<std::size_t>(page << 8 | ((addr >> 4) & 0xff)) & (k.capacity - 1);
 }
 
+// Starts fetching the line of `addr`'s slot (slots allocated): the table is much larger than the
+// caches, and each lookup's first load is a miss.
+inline void kept_prefetch(const kept_table& k, std::uintptr_t addr) {
+  __builtin_prefetch(&k.slots[kept_slot(k, addr)], 1);
+}
+
 // Removes the entry of `addr` if there is one, and gives its ordinal.
 bool kept_take(kept_table& k, std::uintptr_t addr, std::uint64_t* ordinal);
 
