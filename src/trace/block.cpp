@@ -122,7 +122,7 @@ void write_orders(thread_state* t, const local_entry* listed, std::size_t n) {
 void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
   std::size_t drops = 0;
   // Each entry's slot fetched 8 entries ahead: their misses overlap instead of following each
-  // other (a program that keeps most of its blocks spent a tenth of its recording here).
+  // other (python3 building a dict: 94% of kept_put's samples were on its first load).
   constexpr std::size_t ahead = 8;
   for (std::size_t i = 0; i < ahead && i < n; ++i) kept_prefetch(t->kept, sorted[i].addr);
   for (std::size_t i = 0; i < n; ++i) {

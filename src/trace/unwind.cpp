@@ -1016,7 +1016,7 @@ bool unchanged(const walk_ring& w, const remembered_walk& r, entry (*sets)[2],
   const std::size_t n = r.count;
   // Every word the walk read (see walk_memo), 4 frames at a time, then the 0 to 3 left: a walk
   // of another stack from the same leaf mostly differs near the leaf. (Clamping the last group's
-  // indexes to the last frame instead cost a fifth of the check of a 40-frame walk.)
+  // indexes to the last frame took three conditional moves in every group.)
   const std::size_t last = n - 1;
   std::size_t i = 1;
   for (; i + 4 <= n; i += 4) {
