@@ -22,6 +22,17 @@ std::size_t whole_pages(std::size_t bytes) noexcept { return (bytes + page - 1) 
 constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
 #endif
 
+// Asks for transparent huge pages over the whole 2 MiB pages of a large array (a no-op where
+// the kernel gives them to every mapping, or to none). Faulting in 4 KiB pages cost a page-table
+// entry, an LRU insertion and a memory-cgroup charge each besides the zeroing: on a report of
+// 10^6 stacks, 17% of the time was in the system call that prefaults them.
+void advise_huge_pages(void* data, std::size_t bytes) noexcept {
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  const auto first = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) / huge * huge;
+  const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / huge * huge;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
 }  // namespace
 
 void table_memory::allocate(std::size_t bytes) {
@@ -34,6 +45,7 @@ void table_memory::allocate(std::size_t bytes) {
   const std::size_t length = whole_pages(bytes);
   void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  advise_huge_pages(p, length);
   data_ = p;
   length_ = length;
   mapped_ = true;
@@ -54,6 +66,7 @@ bool prefault(void* data, std::size_t bytes) noexcept {
   const auto first = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
   const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
   if (last < first + mapped_from) return true;  // (a small block: no gain)
+  advise_huge_pages(data, bytes);
   return madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
 }
 

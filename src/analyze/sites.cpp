@@ -257,6 +257,7 @@ void build_stacks(const recorded_stacks& recorded, const std::vector<recorded_mo
   // A node's frames are its own run, then its parent's frames: once a node's frames have been
   // written for one stack, the next stack through that node copies them in one piece instead of
   // walking the rest of the way to the root (stacks share their outer nodes).
+  // (Resized without being zeroed: every id is written below.)
   table->ids.reserve(ids);
   detail::prefault(table->ids.data(), ids * sizeof(std::uint32_t));
   table->ids.resize(ids);
@@ -356,7 +357,7 @@ struct numbered_site {
 // Numbers the sites as first seen, each stack's in stack::site, and returns them. Stacks group by a
 // hash of their frames' identity numbers; colliding runs take the next hash values.
 std::vector<numbered_site> number_sites(analysis& a, bool fold) {
-  const std::vector<std::uint32_t>& ids = a.frames->ids;
+  const auto& ids = a.frames->ids;
   const std::vector<std::uint32_t> identity = frame_identities(a.frames->frames);
   std::vector<numbered_site> shown;
   detail::u64_map<std::uint32_t> site_of_hash;
