@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -134,6 +137,60 @@ TEST(GrowArray, PrefaultKeepsTheContents) {
   lowalloc::analyze::detail::prefault(v.data(), v.size() * sizeof v[0]);
   for (std::size_t i = 0; i < v.size(); ++i)
     ASSERT_EQ(v[i], static_cast<std::uint32_t>(i * 2654435761u)) << i;
+}
+
+// The flags of the mapping that holds `address`, as /proc/self/smaps lists them ("rd wr mr ..."),
+// or "" if no mapping holds it.
+std::string mapping_flags(const void* address) {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t lo = 0;
+    std::uintptr_t hi = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> lo >> dash >> hi && dash == '-' &&
+        line.find(':') > line.find(' ')) {  // a mapping's first line, not a field ("Rss: ...")
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8);
+    }
+  }
+  return "";
+}
+
+bool has_flag(const std::string& flags, const std::string& flag) {
+  std::istringstream words(flags);
+  std::string w;
+  while (words >> w)
+    if (w == flag) return true;
+  return false;
+}
+
+bool kernel_has_huge_pages() {
+  return std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good();
+}
+
+// A large array asks for huge pages (the mapping's flag "hg", MADV_HUGEPAGE) over its whole
+// 2 MiB pages: a grow_array past the size where it is a mapping of its own, and a heap array
+// faulted in ahead by prefault. A small one is left as it is.
+TEST(GrowArray, LargeArraysAskForHugePages) {
+  if (!kernel_has_huge_pages()) GTEST_SKIP() << "this kernel has no transparent huge pages";
+  lowalloc::analyze::detail::grow_array<std::uint64_t> v;
+  v.grow_to(std::size_t{1} << 21);  // 16 MiB
+  EXPECT_TRUE(has_flag(mapping_flags(&v[std::size_t{1} << 20]), "hg"))
+      << mapping_flags(&v[std::size_t{1} << 20]);
+
+  std::vector<std::uint32_t> heap(std::size_t{4} << 20);  // 16 MiB
+  lowalloc::analyze::detail::prefault(heap.data(), heap.size() * sizeof heap[0]);
+  const std::uint32_t* middle = heap.data() + heap.size() / 2;
+  EXPECT_TRUE(has_flag(mapping_flags(middle), "hg")) << mapping_flags(middle);
+
+  std::vector<std::uint32_t> small(1000);
+  lowalloc::analyze::detail::prefault(small.data(), small.size() * sizeof small[0]);
+  EXPECT_FALSE(has_flag(mapping_flags(small.data()), "hg")) << mapping_flags(small.data());
 }
 
 }  // namespace
