@@ -1,5 +1,11 @@
 // The memory of the hash tables: a large table is a mapping of its own, and grows by moving its
 // pages to a larger mapping (mremap) rather than by copying them.
+//
+// Large arrays ask for transparent huge pages (MADV_HUGEPAGE; nothing changes where the kernel
+// gives them to every mapping, or to none), which the kernel uses over their whole 2 MiB pages:
+// faulting in 4 KiB pages cost a page-table entry, an LRU insertion and a memory-cgroup charge
+// each besides the zeroing, and on a report of 10^6 stacks 17% of the time was in the system call
+// that prefaults them.
 #include "analyze/flat_map.hpp"
 
 #include <sys/mman.h>
@@ -22,17 +28,6 @@ std::size_t whole_pages(std::size_t bytes) noexcept { return (bytes + page - 1) 
 constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
 #endif
 
-// Asks for transparent huge pages over the whole 2 MiB pages of a large array (a no-op where
-// the kernel gives them to every mapping, or to none). Faulting in 4 KiB pages cost a page-table
-// entry, an LRU insertion and a memory-cgroup charge each besides the zeroing: on a report of
-// 10^6 stacks, 17% of the time was in the system call that prefaults them.
-void advise_huge_pages(void* data, std::size_t bytes) noexcept {
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  const auto first = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) / huge * huge;
-  const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / huge * huge;
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-}
-
 }  // namespace
 
 void table_memory::allocate(std::size_t bytes) {
@@ -45,7 +40,9 @@ void table_memory::allocate(std::size_t bytes) {
   const std::size_t length = whole_pages(bytes);
   void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  advise_huge_pages(p, length);
+  // The whole mapping: advice on part of it would split it in two or three, and mremap cannot
+  // grow a range that spans more than one.
+  madvise(p, length, MADV_HUGEPAGE);
   data_ = p;
   length_ = length;
   mapped_ = true;
@@ -66,7 +63,9 @@ bool prefault(void* data, std::size_t bytes) noexcept {
   const auto first = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
   const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
   if (last < first + mapped_from) return true;  // (a small block: no gain)
-  advise_huge_pages(data, bytes);
+  // Over a table's mapping, which has the advice already, this changes nothing; over part of a
+  // heap mapping it splits the mapping, which nothing grows in place.
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
   return madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
 }
 

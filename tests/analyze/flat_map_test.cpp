@@ -193,4 +193,21 @@ TEST(GrowArray, LargeArraysAskForHugePages) {
   EXPECT_FALSE(has_flag(mapping_flags(small.data()), "hg")) << mapping_flags(small.data());
 }
 
+// A table's mapping grows in place (mremap) after huge pages were asked for over it and part of
+// it was faulted in: advice over part of a mapping splits it, and mremap refuses a range that
+// spans more than one.
+TEST(TableMemory, GrowsInPlaceAfterTheAdvice) {
+  lowalloc::analyze::detail::table_memory m;
+  m.allocate(std::size_t{5} << 20);
+  m.prepare(std::size_t{3} << 20);
+  static_cast<unsigned char*>(m.data())[12345] = 7;
+  ASSERT_TRUE(m.extend(std::size_t{16} << 20));
+  EXPECT_EQ(static_cast<unsigned char*>(m.data())[12345], 7);
+  m.prepare(std::size_t{16} << 20);
+  ASSERT_TRUE(m.extend(std::size_t{40} << 20));
+  if (kernel_has_huge_pages()) {
+    EXPECT_TRUE(has_flag(mapping_flags(m.data()), "hg")) << mapping_flags(m.data());
+  }
+}
+
 }  // namespace
