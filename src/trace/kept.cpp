@@ -22,56 +22,69 @@ void place(kept_table& k, const kept_entry& e) {
 bool kept_take(kept_table& k, std::uintptr_t addr, std::uint64_t* ordinal) {
   if (k.count == 0) return false;
   const std::size_t mask = k.capacity - 1;
-  std::size_t hole = kept_slot(k, addr);
-  while (k.slots[hole].addr != addr) {
-    if (k.slots[hole].addr == 0) return false;
-    hole = (hole + 1) & mask;
-  }
-  *ordinal = k.slots[hole].ordinal;
-  // Deletion by backward shift: no tombstones, so lookups stay short.
-  for (std::size_t i = hole;;) {
+  std::size_t i = kept_slot(k, addr);
+  while (k.slots[i].addr != addr) {
+    if (k.slots[i].addr == 0) return false;
     i = (i + 1) & mask;
-    if (k.slots[i].addr == 0) break;
-    const std::size_t home = kept_slot(k, k.slots[i].addr);
-    const bool stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
-    if (stays) continue;
-    k.slots[hole] = k.slots[i];
-    hole = i;
   }
-  k.slots[hole].addr = 0;
+  *ordinal = k.slots[i].ordinal;
   --k.count;
+  if (k.slots[(i + 1) & mask].addr != 0) {
+    k.slots[i].addr = kept_removed;
+    ++k.removed;
+    return true;
+  }
+  // The end of its run: no lookup goes through this slot, nor through the removed ones before it.
+  k.slots[i].addr = 0;
+  for (std::size_t j = (i - 1) & mask; k.slots[j].addr == kept_removed; j = (j - 1) & mask) {
+    k.slots[j].addr = 0;
+    --k.removed;
+  }
   return true;
 }
 
 bool kept_reserve(kept_table& k, std::size_t more) {
+  if (k.capacity != 0 && (k.count + k.removed + more) * 2 <= k.capacity) return true;
+  // Rebuilt, entries at most 3/8 of the slots: another rebuild takes an eighth of them in takes
+  // and puts first, so a table near half full is not rebuilt at every block.
   std::size_t capacity = k.capacity == 0 ? first_capacity : k.capacity;
-  while ((k.count + more) * 2 > capacity) capacity *= 2;
-  if (capacity == k.capacity) return true;
+  while ((k.count + more) * 8 > capacity * 3) capacity *= 2;
   auto* slots = static_cast<kept_entry*>(map_memory(capacity * sizeof(kept_entry), true));
   if (slots == nullptr) return false;
-  kept_table grown{slots, capacity, k.count};
+  kept_table rebuilt{slots, capacity, k.count, 0};
   for (std::size_t i = 0; i < k.capacity; ++i)
-    if (k.slots[i].addr != 0) place(grown, k.slots[i]);
+    if (k.slots[i].addr > kept_removed) place(rebuilt, k.slots[i]);
   if (k.slots != nullptr) munmap(k.slots, k.capacity * sizeof(kept_entry));
-  k = grown;
+  k = rebuilt;
   return true;
 }
 
 bool kept_put(kept_table& k, std::uintptr_t addr, std::uint64_t ordinal, std::uint64_t* replaced) {
+  const std::size_t mask = k.capacity - 1;
   std::size_t i = kept_slot(k, addr);
-  while (k.slots[i].addr != 0 && k.slots[i].addr != addr) i = (i + 1) & (k.capacity - 1);
-  const bool was_kept = k.slots[i].addr == addr;
-  if (was_kept)
-    *replaced = k.slots[i].ordinal;
-  else
-    ++k.count;
+  std::size_t reuse = k.capacity;  // the first removed slot on the way, if any
+  for (;; i = (i + 1) & mask) {
+    const std::uintptr_t a = k.slots[i].addr;
+    if (a == addr) {
+      *replaced = k.slots[i].ordinal;
+      k.slots[i].ordinal = ordinal;
+      return true;
+    }
+    if (a == 0) break;
+    if (a == kept_removed && reuse == k.capacity) reuse = i;
+  }
+  if (reuse != k.capacity) {
+    i = reuse;
+    --k.removed;
+  }
+  ++k.count;
   k.slots[i] = kept_entry{addr, ordinal};
-  return was_kept;
+  return false;
 }
 
 void kept_release(kept_table& k) {
   if (k.slots != nullptr) munmap(k.slots, k.capacity * sizeof(kept_entry));
-  k = kept_table{nullptr, 0, 0};
+  k = kept_table{nullptr, 0, 0, 0};
 }
 
 }  // namespace lowalloc::trace

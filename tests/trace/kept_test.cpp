@@ -1,0 +1,173 @@
+// The recorder's table of kept allocations (src/trace/kept.cpp, built into this test: the tracer
+// module it belongs to cannot be linked into one), against a std::unordered_map.
+#include "trace/kept.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using lowalloc::trace::kept_entry;
+using lowalloc::trace::kept_for_each;
+using lowalloc::trace::kept_put;
+using lowalloc::trace::kept_release;
+using lowalloc::trace::kept_removed;
+using lowalloc::trace::kept_reserve;
+using lowalloc::trace::kept_table;
+using lowalloc::trace::kept_take;
+
+struct table {
+  kept_table k{nullptr, 0, 0, 0};
+  ~table() { kept_release(k); }
+};
+
+std::size_t slots_holding(const kept_table& k, std::uintptr_t addr) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < k.capacity; ++i) n += k.slots[i].addr == addr ? 1 : 0;
+  return n;
+}
+
+// The table's entries and counters against the map's: every entry found once, none more.
+void expect_same(const kept_table& k, const std::unordered_map<std::uintptr_t, std::uint64_t>& m) {
+  ASSERT_EQ(k.count, m.size());
+  ASSERT_EQ(slots_holding(k, kept_removed), k.removed);
+  ASSERT_LE((k.count + k.removed) * 2, k.capacity);
+  std::size_t seen = 0;
+  kept_for_each(k, [&](const kept_entry& e) {
+    auto it = m.find(e.addr);
+    ASSERT_NE(it, m.end()) << e.addr;
+    EXPECT_EQ(it->second, e.ordinal);
+    ++seen;
+  });
+  EXPECT_EQ(seen, m.size());
+}
+
+TEST(KeptTable, TakesWhatWasPutAndNothingElse) {
+  table t;
+  ASSERT_TRUE(kept_reserve(t.k, 3));
+  std::uint64_t replaced = 0, ordinal = 0;
+  EXPECT_FALSE(kept_put(t.k, 0x1000, 7, &replaced));
+  EXPECT_FALSE(kept_put(t.k, 0x1010, 8, &replaced));
+  EXPECT_FALSE(kept_take(t.k, 0x1020, &ordinal));  // never kept
+  EXPECT_TRUE(kept_take(t.k, 0x1000, &ordinal));
+  EXPECT_EQ(ordinal, 7u);
+  EXPECT_FALSE(kept_take(t.k, 0x1000, &ordinal));  // taken already
+  // Kept again at an address whose allocation was freed unseen: the older one is replaced.
+  EXPECT_TRUE(kept_put(t.k, 0x1010, 9, &replaced));
+  EXPECT_EQ(replaced, 8u);
+  EXPECT_EQ(t.k.count, 1u);
+  EXPECT_TRUE(kept_take(t.k, 0x1010, &ordinal));
+  EXPECT_EQ(ordinal, 9u);
+  EXPECT_EQ(t.k.count, 0u);
+}
+
+// One page's blocks share a window of slots: 48-byte blocks of four pages that hash to one window
+// make one long run. A take inside it leaves a removed entry that lookups go past; taking the
+// run's last entry empties it and the removed ones before it.
+TEST(KeptTable, RemovedEntriesInARunAndAtItsEnd) {
+  table t;
+  ASSERT_TRUE(kept_reserve(t.k, 1));
+  const std::size_t windows = t.k.capacity / 256;
+  // Pages that share page 0's window.
+  std::vector<std::uintptr_t> pages;
+  const std::size_t window = lowalloc::trace::kept_slot(t.k, 0x10000000) >> 8;
+  for (std::uintptr_t page = 0x10000; pages.size() < 4 && page < 0x10000 + windows * 64; ++page)
+    if (lowalloc::trace::kept_slot(t.k, page << 12) >> 8 == window) pages.push_back(page << 12);
+  ASSERT_EQ(pages.size(), 4u);
+  std::vector<std::uintptr_t> run;
+  for (std::uintptr_t page : pages)
+    for (std::uintptr_t a = page; a + 48 <= page + 4096; a += 48) run.push_back(a);
+  ASSERT_TRUE(kept_reserve(t.k, run.size()));
+  std::unordered_map<std::uintptr_t, std::uint64_t> m;
+  std::uint64_t replaced = 0, ordinal = 0;
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    ASSERT_FALSE(kept_put(t.k, run[i], i, &replaced));
+    m[run[i]] = i;
+  }
+  expect_same(t.k, m);
+  // Every other block of the first page, then all the others: lookups must find each through
+  // the removed entries, and the table ends empty.
+  for (std::size_t i = 0; i < run.size(); i += 2) {
+    ASSERT_TRUE(kept_take(t.k, run[i], &ordinal));
+    ASSERT_EQ(ordinal, i);
+    m.erase(run[i]);
+  }
+  expect_same(t.k, m);
+  EXPECT_GT(t.k.removed, 0u);
+  for (std::size_t i = 1; i < run.size(); i += 2) {
+    ASSERT_TRUE(kept_take(t.k, run[i], &ordinal));
+    ASSERT_EQ(ordinal, i);
+    m.erase(run[i]);
+  }
+  expect_same(t.k, m);
+  EXPECT_EQ(t.k.removed, 0u);  // the last take of each run cleared the removed ones before it
+  EXPECT_EQ(slots_holding(t.k, 0), t.k.capacity);
+}
+
+// Blocks kept and freed in turn, as a program's blocks outlive their trace block and are freed
+// later, with some freed unseen (put again): the table agrees with a map after each block, and a
+// table near half full is rebuilt once in a while, not at every block.
+TEST(KeptTable, AgreesWithAMapThroughChurn) {
+  table t;
+  std::unordered_map<std::uintptr_t, std::uint64_t> m;
+  std::vector<std::uintptr_t> live;
+  std::mt19937_64 rng(42);
+  std::uint64_t next_ordinal = 0;
+  std::uintptr_t next_address = 0x7f0000000000u;
+  std::size_t rebuilds = 0;
+  const kept_entry* last_slots = nullptr;
+  for (int block = 0; block < 400; ++block) {
+    // A block keeps 100 allocations, 5 of them at addresses kept already, the others at new
+    // addresses one after the other (a heap that grows: the frees leave removed entries behind
+    // in windows that no new block comes to).
+    std::vector<std::uintptr_t> kept;
+    for (int i = 0; i < 100; ++i) {
+      if (i < 5 && !live.empty()) {
+        kept.push_back(live[rng() % live.size()]);
+      } else {
+        kept.push_back(next_address);
+        next_address += 16;
+      }
+    }
+    ASSERT_TRUE(kept_reserve(t.k, kept.size()));
+    if (t.k.slots != last_slots) ++rebuilds;
+    last_slots = t.k.slots;
+    for (std::uintptr_t a : kept) {
+      std::uint64_t replaced = 0;
+      const bool was = kept_put(t.k, a, next_ordinal, &replaced);
+      auto it = m.find(a);
+      ASSERT_EQ(was, it != m.end());
+      if (was) {
+        ASSERT_EQ(replaced, it->second);
+      } else {
+        live.push_back(a);
+      }
+      m[a] = next_ordinal++;
+    }
+    // Frees of about as many, the table staying near 2,000 entries.
+    const std::size_t frees = live.size() > 2000 ? 100 : 60;
+    for (std::size_t i = 0; i < frees && !live.empty(); ++i) {
+      const std::size_t j = rng() % live.size();
+      std::uint64_t ordinal = 0;
+      ASSERT_TRUE(kept_take(t.k, live[j], &ordinal));
+      ASSERT_EQ(ordinal, m.at(live[j]));
+      m.erase(live[j]);
+      live[j] = live.back();
+      live.pop_back();
+    }
+    std::uint64_t ordinal = 0;
+    ASSERT_FALSE(kept_take(t.k, 0x10, &ordinal));
+    expect_same(t.k, m);
+  }
+  EXPECT_GT(m.size(), 1500u);
+  // 400 blocks of about 200 takes and puts, over a table of 4,096 slots and then 8,192: a rebuild
+  // takes 512 of them at least (an eighth of the slots). At every block it would be 400.
+  EXPECT_LE(rebuilds, 2 + 400 * 200 / 512);
+  EXPECT_GE(rebuilds, 3u);  // the case it is about: removed entries filled the table
+}
+
+}  // namespace
