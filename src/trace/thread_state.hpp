@@ -217,8 +217,9 @@ inline bool mark_active(thread_state* t) {
 inline void mark_inactive(thread_state* t) { t->active.store(false, std::memory_order_release); }
 
 // The calling thread's state, set up on first use; nullptr when this event is not recorded (the
-// recorder itself is running, tracing is off, or the thread has finished).
-inline thread_state* enter() {
+// recorder itself is running, tracing is off, or the thread has finished). Always inline: with
+// link-time optimisation GCC made it a function of its own, called by every hook.
+__attribute__((always_inline)) inline thread_state* enter() {
   if (LOWALLOC_UNLIKELY(tls_guard || !tracing.load(std::memory_order_relaxed)))
     if (tls_guard || !start_on_first_call()) return nullptr;
   tls_guard = true;
