@@ -148,9 +148,11 @@ inline free_before prepare_free(thread_state* t, const void* ptr) {
 
 // FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
 // when it is one the thread keeps, else FREE. `before`: what prepare_free() found before the
-// memory went back (realloc); else the FREE takes its order here.
-inline void record_free(thread_state* t, void* ptr, std::uint64_t ticks,
-                        const free_before* before = nullptr) {
+// memory went back (realloc); else the FREE takes its order here. Always inline: called, it
+// saved and restored six registers for every free (17 instructions of the ~110 that record one).
+__attribute__((always_inline)) inline void record_free(thread_state* t, void* ptr,
+                                                       std::uint64_t ticks,
+                                                       const free_before* before = nullptr) {
   t->has_events = true;
   unsigned char* p = ensure_space(t, 32);
   auto addr = reinterpret_cast<std::uintptr_t>(ptr);
