@@ -200,6 +200,29 @@ TEST(Errors, BlocksCompressedAgainstTheStreamsPreviousBlock) {
   EXPECT_EQ(b.totals.temporary, a.totals.temporary);
   EXPECT_EQ(b.run_time_seconds, a.run_time_seconds);
 
+  // Compressed against the end of the previous block's payload (the recorder gives zstd its last
+  // 8 KiB): the reader decompresses with the whole payload, which ends with it.
+  trace_writer tail;
+  tail.block(1, 0).stack(1, {0x1000});
+  for (std::uint64_t i = 0; i < 100; ++i)
+    tail.alloc(1, i * 7919 % 1000, 0x1000 + 32 * i, 1).free(1, 0x1000 + 32 * i);
+  tail.end_block();
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    tail.block(1, 1 + k);
+    for (std::uint64_t i = 0; i < 100; ++i)
+      tail.alloc(2 + k, i * 7919 % 1000, 0x1000 + 32 * i, 1).free(2 + k, 0x1000 + 32 * i);
+    ASSERT_GT(tail.previous_payload(1).size(), 300u);
+    tail.end_block_prefixed(true, 200);
+  }
+  // Smaller than alone, larger than against whole payloads: the prefix was used, and only its end.
+  EXPECT_LT(tail.file().size() + 100, alone.file().size());
+  EXPECT_GT(tail.file().size(), prefixed.file().size());
+  const analysis e = run(tail.file());
+  EXPECT_TRUE(e.truncation.empty()) << e.truncation;
+  EXPECT_EQ(e.totals.allocations, 400u);
+  EXPECT_EQ(e.totals.frees, 400u);
+  EXPECT_EQ(e.totals.temporary, 400u);
+
   // The first block of its stream, flagged: nothing to decompress it against.
   trace_writer first;
   const std::size_t good = two_good_blocks(first);

@@ -108,8 +108,11 @@ class trace_writer {
   std::size_t end_block(bool addresses = true) { return end(addresses, false); }
 
   /// end_block(), the payload compressed with the payload of the stream's previous block as a
-  /// zstd prefix, and the header's stream id flagged so (format version 4).
-  std::size_t end_block_prefixed(bool addresses = true) { return end(addresses, true); }
+  /// zstd prefix, and the header's stream id flagged so (format version 4). With `tail`, only the
+  /// last `tail` bytes of that payload are the prefix (as lowalloc's recorder does).
+  std::size_t end_block_prefixed(bool addresses = true, std::size_t tail = std::string::npos) {
+    return end(addresses, true, tail);
+  }
 
   /// Appends the open block with `compressed` as its payload bytes and the given size fields (and
   /// the stream id's prefixed flag).
@@ -434,7 +437,7 @@ class trace_writer {
   }
 
  private:
-  std::size_t end(bool addresses, bool prefixed) {
+  std::size_t end(bool addresses, bool prefixed, std::size_t tail = std::string::npos) {
     if (addresses) {
       std::vector<std::pair<std::uint64_t, std::uint64_t>> listed;  // ordinal, address
       std::vector<std::uint64_t> orders;
@@ -448,8 +451,11 @@ class trace_writer {
     if (version_ >= 7 && write_orders_ && (!free_orders_.empty() || !listed_orders_.empty()))
       orders(free_orders_, listed_orders_);
     payload_ += tick_section();
-    return end_block_raw(compress(payload_, prefixed ? &previous_[stream_] : nullptr),
-                         payload_.size(), prefixed);
+    const bytes& previous = previous_[stream_];
+    const bytes prefix =
+        tail < previous.size() ? previous.substr(previous.size() - tail) : previous;
+    return end_block_raw(compress(payload_, prefixed ? &prefix : nullptr), payload_.size(),
+                         prefixed);
   }
 
   // The tag of an event record and its dt: inline before version 4, a TICK first in version 4,
