@@ -41,20 +41,24 @@ unsigned char* compress_buffer = nullptr;
 std::size_t compress_capacity = 0;
 char trace_path[4096];
 
-// The end of the last block written of up to prefix_slots streams. A stream's next block is
+// The last block written of up to prefix_slots streams, or its end. A stream's next block is
 // compressed with it as a zstd prefix: a program's blocks repeat one another (the same stacks,
 // sizes and runs of events), which a block compressed alone cannot use (a clang++ compile: 11.3 MB
-// of trace instead of 13.4 MB). A reader decompresses with the whole previous block, of which
-// this is the end: zstd refers back only as far as the prefix the compressor was given. Its last
-// 8 KiB, not the whole block: zstd hashes the prefix before it compresses, which doubled the
-// cost of compressing a block (offline, the blocks of python3 building a dict: 2.1 ns a byte
-// with the whole previous block, 1.3 with its last 8 KiB, 1.0 alone; of deep-churn 1.6, 0.5 and
-// 0.4), while the repeats beyond the last 8 KiB made traces at most 10% smaller (python3's 3%, a
-// compiler's 5%, a program whose every stack is new 10%). A stream without a slot (more than 16
-// threads writing in turn) takes one round robin; its block is then compressed alone. Under
+// of trace instead of 13.4 MB). A reader decompresses with the whole previous block: zstd refers
+// back only as far as the prefix the compressor was given, and this is the end of that block.
+// zstd hashes a prefix into its tables before it compresses, which doubled the cost of
+// compressing a block. A block of at most 64 KiB (one that the block-local table ended: a program
+// that keeps many of its allocations) is kept whole: such a block repeats the one before it as a
+// whole (python3 building a dict: 38 KB blocks that compress to 100 bytes against the whole
+// block, to 2 kB against its last 8 KiB). Of a larger one (ended by its size), the last 8 KiB:
+// offline, the blocks of deep-churn took 48 M instructions to compress instead of 192 M, 10.3 kB
+// either way; those of sqlite3 inserting 89 M instead of 168 M, 228.2 kB against 227.8 kB; no
+// trace grew by more than 10% (a program whose every stack is new). A stream without a slot (more
+// than 16 threads writing in turn) takes one round robin; its block is then compressed alone. Under
 // file_mutex.
 constexpr std::size_t prefix_slots = 16;
-constexpr std::size_t prefix_bytes = 8 * 1024;
+constexpr std::size_t prefix_bytes = 64 * 1024;  // the largest block kept whole
+constexpr std::size_t prefix_tail = 8 * 1024;    // what is kept of a larger one
 constexpr std::size_t largest_block = buffer_bytes + trailer_bytes;
 struct prefix_slot {
   std::uint32_t stream;  // 0: free
@@ -70,12 +74,12 @@ std::size_t prefix_slot_of(std::uint32_t stream) {
   return prefix_slots;
 }
 
-// `data` is now the last block of `stream` in the file: its end is the stream's prefix.
+// `data` is now the last block of `stream` in the file: it, or its end, is the stream's prefix.
 void remember_block(std::size_t slot, const unsigned char* data, std::size_t size,
                     std::uint32_t stream) {
   if (prefix_memory == nullptr) return;
   if (slot == prefix_slots) slot = prefix_next++ % prefix_slots;
-  const std::size_t kept = size < prefix_bytes ? size : prefix_bytes;
+  const std::size_t kept = size <= prefix_bytes ? size : prefix_tail;
   std::memcpy(prefix_memory + slot * prefix_bytes, data + (size - kept), kept);
   prefixes[slot] = prefix_slot{stream, kept};
 }
