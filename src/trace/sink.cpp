@@ -47,19 +47,24 @@ char trace_path[4096];
 // of trace instead of 13.4 MB). A reader decompresses with the whole previous block: zstd refers
 // back only as far as the prefix the compressor was given, and this is the end of that block.
 // zstd hashes a prefix into its tables before it compresses, which doubled the cost of
-// compressing a block. A block of at most 64 KiB (one that the block-local table ended: a program
-// that keeps many of its allocations) is kept whole: such a block repeats the one before it as a
-// whole (python3 building a dict: 38 KB blocks that compress to 100 bytes against the whole
-// block, to 2 kB against its last 8 KiB). Of a larger one (ended by its size), the last 8 KiB:
-// offline, the blocks of deep-churn took 48 M instructions to compress instead of 192 M, 10.3 kB
-// either way; those of sqlite3 inserting 89 M instead of 168 M, 228.2 kB against 227.8 kB; no
-// trace grew by more than 10% (a program whose every stack is new). A stream without a slot (more
-// than 16 threads writing in turn) takes one round robin; its block is then compressed alone. Under
-// file_mutex.
+// compressing a block that compresses well. So the prefix is the whole block only where that
+// pays:
+// - a block of at most 64 KiB (the block-local table ended it: a program that keeps many of its
+//   allocations) repeats the one before it as a whole (python3 building a dict: 38 KB blocks that
+//   compress to 100 bytes against the whole block, to 2 kB against its last 8 KiB);
+// - a block that compressed to an eighth of its size or more is mostly new (a compiler's new
+//   stacks) and finds its repeats far back (a g++ compile: 5.5 MB of trace against whole blocks,
+//   6.9 MB against their last 8 KiB, 6.0 MB by these rules), where the prefix's hashing is a
+//   small part of the cost;
+// - of any other, the last 8 KiB: offline, the blocks of deep-churn took 48 M instructions to
+//   compress instead of 192 M, 10.3 kB either way; those of sqlite3 inserting 89 M instead of
+//   168 M, 228.2 kB against 227.8 kB; of the string workload 116 M instead of 151 M.
+// A stream without a slot (more than 16 threads writing in turn) takes one round robin; its block
+// is then compressed alone. Under file_mutex.
 constexpr std::size_t prefix_slots = 16;
-constexpr std::size_t prefix_bytes = 64 * 1024;  // the largest block kept whole
-constexpr std::size_t prefix_tail = 8 * 1024;    // what is kept of a larger one
-constexpr std::size_t largest_block = buffer_bytes + trailer_bytes;
+constexpr std::size_t prefix_bytes = buffer_bytes + trailer_bytes;  // the largest block
+constexpr std::size_t prefix_small = 64 * 1024;  // a block kept whole whatever it compressed to
+constexpr std::size_t prefix_tail = 8 * 1024;    // what is kept of a block that compressed well
 struct prefix_slot {
   std::uint32_t stream;  // 0: free
   std::size_t size;
@@ -74,12 +79,22 @@ std::size_t prefix_slot_of(std::uint32_t stream) {
   return prefix_slots;
 }
 
+// How much of a block of `size` bytes that compressed to `compressed` the next one's prefix is.
+std::size_t prefix_of(std::size_t size, std::size_t compressed) {
+  if (size <= prefix_small || compressed * 8 >= size) return size;
+  return prefix_tail;
+}
+
 // `data` is now the last block of `stream` in the file: it, or its end, is the stream's prefix.
 void remember_block(std::size_t slot, const unsigned char* data, std::size_t size,
-                    std::uint32_t stream) {
+                    std::size_t compressed, std::uint32_t stream) {
   if (prefix_memory == nullptr) return;
   if (slot == prefix_slots) slot = prefix_next++ % prefix_slots;
-  const std::size_t kept = size <= prefix_bytes ? size : prefix_tail;
+  if (size > prefix_bytes) {
+    prefixes[slot].stream = 0;
+    return;
+  }
+  const std::size_t kept = prefix_of(size, compressed);
   std::memcpy(prefix_memory + slot * prefix_bytes, data + (size - kept), kept);
   prefixes[slot] = prefix_slot{stream, kept};
 }
@@ -217,7 +232,7 @@ void write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   while (w < 0 && errno == EINTR);
   if (w > 0) trace_written += static_cast<std::uint64_t>(w);
   if (w == total) {
-    remember_block(slot, data, size, stream);
+    remember_block(slot, data, size, n, stream);
     return;
   }
   if (w < 0)
@@ -225,7 +240,7 @@ void write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   else if (w >= static_cast<ssize_t>(sizeof header)) {
     if (write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
                     static_cast<std::size_t>(total - w)))
-      remember_block(slot, data, size, stream);
+      remember_block(slot, data, size, n, stream);
   } else {
     stop_tracing("short write");
   }
@@ -307,15 +322,14 @@ bool start_compressor() {
   // prefix, cut to 66,000 bytes to 1.36 MB). Matches of 5 bytes, not level 2's 6 above 256 KiB: a
   // program whose every stack is new repeats runs of 5 (6.7 MB with 6 bytes, 4.0 MB with 5); a hash
   // of 2^16 entries (256 KiB) and a window of 2 MiB, that holds a block and its prefix.
-  static_assert(largest_block + prefix_bytes <= std::size_t{1} << 21,
-                "a block and its prefix in the window");
+  static_assert(2 * prefix_bytes <= std::size_t{1} << 21, "a block and its prefix in the window");
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 2);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_strategy, ZSTD_fast);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 21);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, 16);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, 5);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  compress_capacity = ZSTD_compressBound(largest_block);
+  compress_capacity = ZSTD_compressBound(prefix_bytes);
   compress_buffer = static_cast<unsigned char*>(map_memory(compress_capacity));
   prefix_memory = static_cast<unsigned char*>(map_memory(prefix_slots * prefix_bytes));
   if (cctx == nullptr || compress_buffer == nullptr) {
