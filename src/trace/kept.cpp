@@ -49,7 +49,7 @@ bool kept_reserve(kept_table& k, std::size_t more) {
   // and puts first, so a table near half full is not rebuilt at every block.
   std::size_t capacity = k.capacity == 0 ? first_capacity : k.capacity;
   while ((k.count + more) * 8 > capacity * 3) capacity *= 2;
-  auto* slots = static_cast<kept_entry*>(map_memory(capacity * sizeof(kept_entry), true));
+  auto* slots = static_cast<kept_entry*>(map_table(capacity * sizeof(kept_entry)));
   if (slots == nullptr) return false;
   kept_table rebuilt{slots, capacity, k.count, 0};
   for (std::size_t i = 0; i < k.capacity; ++i)

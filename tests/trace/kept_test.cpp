@@ -1,6 +1,7 @@
 // The recorder's table of kept allocations (src/trace/kept.cpp, built into this test: the tracer
 // module it belongs to cannot be linked into one), against a std::unordered_map.
 #include "trace/kept.hpp"
+#include "trace/os.hpp"
 
 #include <gtest/gtest.h>
 
@@ -168,6 +169,33 @@ TEST(KeptTable, AgreesWithAMapThroughChurn) {
   // takes 512 of them at least (an eighth of the slots). At every block it would be 400.
   EXPECT_LE(rebuilds, 2 + 400 * 200 / 512);
   EXPECT_GE(rebuilds, 3u);  // the case it is about: removed entries filled the table
+}
+
+// A table past 4 MiB is mapped for huge pages (os.hpp's map_table): at a multiple of 2 MiB, and
+// still a table that keeps every entry through its growth from 64 KiB.
+TEST(KeptTable, LargeTablesAreAlignedForHugePages) {
+  table t;
+  std::unordered_map<std::uintptr_t, std::uint64_t> m;
+  std::uintptr_t address = 0x7f0000000000u;
+  for (std::uint64_t ordinal = 0; ordinal < 400000; ++ordinal) {
+    if (ordinal % 1000 == 0) {
+      ASSERT_TRUE(kept_reserve(t.k, 1000));
+    }
+    std::uint64_t replaced = 0;
+    ASSERT_FALSE(kept_put(t.k, address, ordinal, &replaced));
+    m[address] = ordinal;
+    address += 48;
+  }
+  ASSERT_GE(t.k.capacity * sizeof(kept_entry), lowalloc::trace::huge_from);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.k.slots) % lowalloc::trace::huge_page_bytes, 0u);
+  expect_same(t.k, m);
+  // Taken back in the order of their addresses, as a container's elements are freed.
+  for (std::uintptr_t a = 0x7f0000000000u; a < address; a += 48) {
+    std::uint64_t ordinal = 0;
+    ASSERT_TRUE(kept_take(t.k, a, &ordinal));
+    ASSERT_EQ(ordinal, m.at(a));
+  }
+  EXPECT_EQ(t.k.count, 0u);
 }
 
 }  // namespace
