@@ -24,12 +24,7 @@ struct frame_chunk {
 
 namespace {
 
-// The first chunk in pages made as they are written: most processes use a small part of it. A
-// process that fills it makes new stacks all the time (a compiler), and its next chunks are made
-// at once, in huge pages (map_table): faulting their 4 KiB pages in one by one was a tenth of the
-// recording's time on a program of 10^6 new stacks.
 constexpr std::size_t chunk_bytes = 1u << 20;
-constexpr std::size_t later_chunk_bytes = 4u << 20;
 
 // An entry of the process's index: with the clock when its stack's record was written, or
 // not_defined_yet until then.
@@ -71,11 +66,9 @@ class process_lock {
 // are 2 KiB: a stack always fits a new chunk.)
 const std::uintptr_t* store_frames(frame_chunk*& chunk, const std::uintptr_t* ips, std::size_t n) {
   if (chunk == nullptr || chunk->capacity - chunk->used < n) {
-    const std::size_t bytes = chunk == nullptr ? chunk_bytes : later_chunk_bytes;
-    auto* fresh =
-        static_cast<frame_chunk*>(chunk == nullptr ? map_memory(bytes) : map_table(bytes));
+    auto* fresh = static_cast<frame_chunk*>(map_memory(chunk_bytes));
     if (fresh == nullptr) return nullptr;
-    fresh->capacity = (bytes - offsetof(frame_chunk, ips)) / sizeof(std::uintptr_t);
+    fresh->capacity = (chunk_bytes - offsetof(frame_chunk, ips)) / sizeof(std::uintptr_t);
     fresh->next = chunk;
     chunk = fresh;
   }
