@@ -522,6 +522,25 @@ TEST_F(trace_test, threads_that_allocate_from_the_same_stacks_define_each_once) 
   expect_counts(delta("shared_stacks", 3, {"4", "together"}), e);
 }
 
+// One thread, 2^17 distinct stacks twice over: its table of stacks grows from 1,024 slots to
+// 2^18 (past 4 MiB: in huge pages), and the second round finds every stack in it. A lookup that
+// missed a stack would define it again.
+TEST_F(trace_test, a_thread_of_many_stacks_defines_each_once) {
+  constexpr std::int64_t stacks = std::int64_t{1} << 17;
+  expected e;
+  e.allocations = e.frees = e.temporary = 2 * stacks;
+  e.bytes = 24 * e.allocations;
+  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  expect_counts(delta("many_stacks", 2), e);
+  traced t = trace("many_stacks", {"2"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const record_census c = census(t.trace);
+  std::int64_t defined = 0;
+  for (const auto& [stream, n] : c.stacks_by_stream) defined += n;
+  EXPECT_GE(defined, stacks);
+  EXPECT_LT(defined, stacks + 32);  // and the few of the program's start
+}
+
 // While the process has one thread, its stacks are its own; it puts them in the process's table
 // when it starts a second (or at the end of its block, whichever comes first). Kept to their
 // innermost 10 frames, the main thread's 128 stacks are the workers' too: the main thread (stream
