@@ -200,8 +200,9 @@ TEST(Errors, BlocksCompressedAgainstTheStreamsPreviousBlock) {
   EXPECT_EQ(b.totals.temporary, a.totals.temporary);
   EXPECT_EQ(b.run_time_seconds, a.run_time_seconds);
 
-  // Compressed against the end of the previous block's payload (the recorder gives zstd its last
-  // 8 KiB): the reader decompresses with the whole payload, which ends with it.
+  // Compressed against the end of the previous block's payload (the recorder gives zstd the last
+  // 8 KiB of a large block that compressed well): the reader decompresses with the whole payload,
+  // which ends with it.
   trace_writer tail;
   tail.block(1, 0).stack(1, {0x1000});
   for (std::uint64_t i = 0; i < 100; ++i)
