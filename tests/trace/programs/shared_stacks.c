@@ -8,44 +8,16 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "common.h"
+#include "stack_chain.h"
 
 enum { bits = 7, max_threads = 64 };
 
 static long k;
 
-static __attribute__((noinline)) void leaf(void) {
-  void* p = malloc(24);
-  escape(p);
-  free(p);
-}
-
-static __attribute__((noinline)) void right(unsigned i, int bit);
-
-static __attribute__((noinline)) void left(unsigned i, int bit) {
-  if (bit < 0)
-    leaf();
-  else if (i >> bit & 1)
-    right(i, bit - 1);
-  else
-    left(i, bit - 1);
-  __asm__ volatile("" : : : "memory"); /* not a tail call: the frame stays on the stack */
-}
-
-static __attribute__((noinline)) void right(unsigned i, int bit) {
-  if (bit < 0)
-    leaf();
-  else if (i >> bit & 1)
-    right(i, bit - 1);
-  else
-    left(i, bit - 1);
-  __asm__ volatile("" : : : "memory");
-}
-
 static void* work(void* arg) {
   (void)arg;
   for (long round = 0; round < k; ++round)
-    for (unsigned i = 0; i < 1u << bits; ++i) left(i, bits - 1);
+    for (unsigned i = 0; i < 1u << bits; ++i) chain(i, bits);
   return NULL;
 }
 
