@@ -27,10 +27,12 @@ inline void* map_memory(std::size_t bytes, bool populate = false) {
 // Zero-filled private memory for a large table that is about to be written all over, or
 // nullptr: map_memory(bytes, true), in transparent huge pages where the kernel gives them on
 // request (MADV_HUGEPAGE) and the table is at least `huge_from` bytes. Such a table is read at a
-// random place on every event that uses it; in 4 KiB pages each of those reads missed the TLB
-// too. Freed by munmap(p, bytes), as map_memory's.
+// random place on every event that uses it; in 4 KiB pages each of those reads may miss the TLB
+// too, and a growing table faulted its pages in one at a time. Freed by munmap(p, bytes), as
+// map_memory's.
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 inline constexpr std::size_t huge_from = 2 * huge_page_bytes;
+inline constexpr int madv_populate_write = 23;  // MADV_POPULATE_WRITE, Linux 5.14
 
 inline void* map_table(std::size_t bytes) {
   if (bytes < huge_from || bytes % huge_page_bytes != 0) return map_memory(bytes, true);
@@ -43,9 +45,9 @@ inline void* map_table(std::size_t bytes) {
   munmap(p + head + bytes, huge_page_bytes - head);
   unsigned char* table = p + head;
   madvise(table, bytes, MADV_HUGEPAGE);
-  // Made now, as map_memory(bytes, true) does (MADV_POPULATE_WRITE, Linux 5.14); a kernel without
-  // it faults them in as the table is written.
-  madvise(table, bytes, 23);
+  // Made now, as map_memory(bytes, true) does; a kernel without the call faults them in as the
+  // table is written.
+  madvise(table, bytes, madv_populate_write);
   return table;
 }
 
