@@ -1089,8 +1089,13 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
   const std::size_t base = static_cast<std::size_t>(start % ring_frames);
   std::memcpy(w.pc + base, m.pc, n * sizeof(std::uintptr_t));
   std::memcpy(w.sp + base, m.sp, n * sizeof(std::uintptr_t));
-  std::memcpy(w.rbp + base, m.rbp, n * sizeof(std::uintptr_t));
-  std::memcpy(w.reads + base, m.reads, n * sizeof(std::uintptr_t));
+  // rbp and the reads only where unchanged() checks them: most walks compute every CFA from the
+  // stack pointer and end at the outermost frame or at `max`, and their copy was half the bytes.
+  const bool uses_rbp = (flags & reads_cfa_rbp) != 0;
+  if (uses_rbp || restep) {
+    std::memcpy(w.rbp + base, m.rbp, n * sizeof(std::uintptr_t));
+    std::memcpy(w.reads + base, m.reads, n * sizeof(std::uintptr_t));
+  }
   w.head = start + n;
   // The least recently used way, even if another holds a walk from this leaf: callers of one
   // function with the same frame layout, called in turn, keep a walk each.
@@ -1112,7 +1117,7 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
                        static_cast<std::uint32_t>(n),
                        static_cast<std::uint16_t>(max),
                        restep,
-                       (flags & reads_cfa_rbp) != 0};
+                       uses_rbp};
   return r;
 }
 
