@@ -199,10 +199,10 @@ __attribute__((noinline)) void capture_from_own_frame(void* arg) {
   cache_holder& t = this_thread();
   const auto* fa = static_cast<const std::uintptr_t*>(__builtin_frame_address(0));
   const std::uintptr_t* ips = nullptr;
-  c->n_ours = lt::unwind_capture_from(t.cache, &ips, c->max,
-                                      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-                                      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], t.stack_hi,
-                                      &c->hash, &c->same_as_last, &c->tag);
+  c->n_ours = lt::unwind_capture_from(
+      t.cache, &ips, c->max, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+      reinterpret_cast<std::uintptr_t>(fa) + 16, fa[0], c->stack_hi != 0 ? c->stack_hi : t.stack_hi,
+      &c->hash, &c->same_as_last, &c->tag);
   if (c->n_ours != 0) std::memcpy(c->ours, ips, c->n_ours * sizeof *ips);
   c->keep_tag();
   asm volatile("" ::: "memory");
@@ -666,6 +666,31 @@ TEST(Unwind, StackBoundStopsTheWalk) {
   none.stack_hi = 8;  // below every stack address
   capture_both(&none);
   EXPECT_EQ(none.n_ours, 0u);
+}
+
+void chain6_from_own_frame(capture* c) { unwind_test::nofp::chain(6, capture_from_own_frame, c); }
+
+// A walk that its stack bound ended, not its outermost frame: found again, its last frame is
+// stepped again (with the rbp its remembered frames give) and must stop there again.
+TEST(Unwind, AWalkEndedByItsBoundIsFoundAgain) {
+  capture full;
+  capture bounded[4];
+  capture* cs[5] = {&full, &bounded[0], &bounded[1], &bounded[2], &bounded[3]};
+  for (capture& b : bounded)
+    b.stack_hi = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  at_one_site(chain6_from_own_frame, cs, 5);
+  ASSERT_GE(bounded[0].n_ours, 6u);
+  ASSERT_LT(bounded[0].n_ours, full.n_ours);
+  const stack f = full.ours_stack();
+  for (std::size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(bounded[i].ours_stack(),
+              stack(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(bounded[0].n_ours)));
+    EXPECT_EQ(bounded[i].hash, bounded[i].expected_hash());
+    // Remembered when stepped a second time, then found again.
+    EXPECT_EQ(bounded[i].tag != nullptr, i >= 1);
+    EXPECT_EQ(bounded[i].recalled, i < 2 ? 0 : bounded[1].kept);
+  }
 }
 
 TEST(Unwind, ModuleTextRange) {
