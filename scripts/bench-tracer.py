@@ -2,15 +2,18 @@
 """The tracer benchmark: programs run untraced, under `lowalloc run` and under heaptrack, in the
 same run, with trace sizes and report times.
 
-Usage: scripts/bench-tracer.py BUILD_DIR [--count N] [--reps R] [--threads 1,2] [--lowalloc PATH]
+Usage: scripts/bench-tracer.py BUILD_DIR [--count N | --total N] [--reps R] [--threads 1,2]
+                               [--lowalloc PATH]
        scripts/bench-tracer.py BUILD_DIR --corpus [--only NAME,...] [--reps R] [--quick]
                                [--workdir DIR] [--json OUT] [--pin] [--lowalloc PATH]
   BUILD_DIR  a release build with bin/lowalloc and tests/bench/trace_workload
              (cmake --preset release && cmake --build --preset release)
 
 Default mode: the string workload (tests/bench/trace_workload.cpp) builds COUNT std::strings of
-random length 5..40 per thread, keeps 1%; prints a Markdown table of wall-time medians (min..max)
-and the ratios that docs/benchmarks.md quotes.
+random length 5..40 per thread (or --total of them shared by the threads), keeps 1%; prints a
+Markdown table of wall-time and CPU-time medians (min..max) and the ratios that
+docs/benchmarks.md quotes. `--threads 1,2,4,8,16,32 --total 1600000` shows whether what a
+thread costs the recorder grows with the number of threads.
 
 Corpus mode (--corpus): a corpus of programs, each run untraced, under `lowalloc run -o T --` and
 under `heaptrack -o H`:
@@ -66,10 +69,17 @@ HEAPTRACK_ADDRESS_SPACE = 8 << 30
 
 # --- the string workload, the default mode -------------------------------------------------------
 
-def timed(cmd, env=None):
+def timed(cmd, env=None, cpu=None):
+    """Wall seconds of cmd; its CPU seconds (user + system of it and its children) are appended
+    to `cpu` if given."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def spread(values):
@@ -79,6 +89,11 @@ def spread(values):
 def fmt(values, unit="s", scale=1.0):
     med, lo, hi = spread([v * scale for v in values])
     return f"{med:.3f} {unit} ({lo:.3f}..{hi:.3f})"
+
+
+def fmt_ratio(values):
+    med, lo, hi = spread(values)
+    return f"{med:.2f}x ({lo:.2f}..{hi:.2f})"
 
 
 def heaptrack_counts(path):
@@ -107,15 +122,17 @@ def string_mode(args, lowalloc, workload):
     rows = []
     try:
         for threads in [int(t) for t in args.threads.split(",")]:
-            prog = [workload, str(args.count), str(threads)]
+            count = args.total // threads if args.total else args.count
+            prog = [workload, str(count), str(threads)]
             plain, ours, theirs = [], [], []
+            cpu = ([], [], [])  # untraced, lowalloc, heaptrack
             ours_report, theirs_report = [], []
             ours_bytes = theirs_bytes = 0
             ours_allocs = theirs_allocs = None
             for rep in range(args.reps):
-                plain.append(timed(prog))
+                plain.append(timed(prog, cpu=cpu[0]))
                 trace = os.path.join(tmp, "l.trace")
-                ours.append(timed([lowalloc, "run", "-q", "-o", trace, "--"] + prog))
+                ours.append(timed([lowalloc, "run", "-q", "-o", trace, "--"] + prog, cpu=cpu[1]))
                 ours_bytes = os.path.getsize(trace)
                 ours_report.append(timed([lowalloc, "report", trace]))
                 if ours_allocs is None:
@@ -126,39 +143,52 @@ def string_mode(args, lowalloc, workload):
                 if with_heaptrack:
                     for f in glob.glob(os.path.join(tmp, "h.*")):
                         os.remove(f)
-                    theirs.append(timed(["heaptrack", "-o", os.path.join(tmp, "h")] + prog))
+                    theirs.append(timed(["heaptrack", "-o", os.path.join(tmp, "h")] + prog,
+                                        cpu=cpu[2]))
                     hfile = glob.glob(os.path.join(tmp, "h.*"))[0]
                     theirs_bytes = os.path.getsize(hfile)
                     theirs_report.append(timed(["heaptrack_print", hfile]))
                     if theirs_allocs is None:
                         theirs_allocs = heaptrack_counts(hfile)
             rows.append((threads, plain, ours, theirs, ours_report, theirs_report, ours_bytes,
-                         theirs_bytes, ours_allocs, theirs_allocs))
+                         theirs_bytes, ours_allocs, theirs_allocs, count, cpu))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"workload: {args.count:,} strings per thread, {args.reps} repetitions, "
-          "median (min..max)\n")
-    print("| threads | untraced | lowalloc run | ratio | heaptrack | ratio | "
+    if args.total:
+        print(f"workload: {args.total:,} strings shared by the threads, {args.reps} repetitions, "
+              "median (min..max)\n")
+    else:
+        print(f"workload: {args.count:,} strings per thread, {args.reps} repetitions, "
+              "median (min..max)\n")
+    print("| threads | strings per thread | untraced | lowalloc run | ratio | heaptrack | ratio | "
+          "CPU untraced | CPU ratio lowalloc | CPU ratio heaptrack | "
           "bytes/alloc lowalloc | bytes/alloc heaptrack | report | heaptrack_print |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    base_ratio = None
-    for (threads, plain, ours, theirs, orep, trep, obytes, tbytes, oallocs, tallocs) in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base_ratio = base_cpu = None
+    for (threads, plain, ours, theirs, orep, trep, obytes, tbytes, oallocs, tallocs, count,
+         cpu) in rows:
         p = statistics.median(plain)
         r_ours = statistics.median(ours) / p
         r_theirs = statistics.median(theirs) / p if theirs else float("nan")
+        # CPU ratios of the repetitions (each against the untraced run of its own repetition).
+        c_ours = [t / u for u, t in zip(cpu[0], cpu[1])]
+        c_theirs = [t / u for u, t in zip(cpu[0], cpu[2])]
         if base_ratio is None:
-            base_ratio = r_ours
-        print(f"| {threads} | {fmt(plain)} | {fmt(ours)} | {r_ours:.2f}x | "
-              f"{fmt(theirs) if theirs else '-'} | {r_theirs:.2f}x | "
+            base_ratio, base_cpu = r_ours, statistics.median(c_ours)
+        print(f"| {threads} | {count:,} | {fmt(plain)} | {fmt(ours)} | {r_ours:.2f}x | "
+              f"{fmt(theirs) if theirs else '-'} | {r_theirs:.2f}x | {fmt(cpu[0])} | "
+              f"{fmt_ratio(c_ours)} | {fmt_ratio(c_theirs) if c_theirs else '-'} | "
               f"{obytes / oallocs:.3f} ({oallocs:,} allocs) | "
               f"{(tbytes / tallocs) if tallocs else float('nan'):.3f} "
               f"({tallocs if tallocs else 0:,} allocs) | "
               f"{fmt(orep)} | {fmt(trep) if trep else '-'} |")
     if len(rows) > 1:
         last = statistics.median(rows[-1][2]) / statistics.median(rows[-1][1])
+        last_cpu = statistics.median([t / u for u, t in zip(rows[-1][11][0], rows[-1][11][1])])
         print(f"\nlowalloc slowdown with {rows[-1][0]} threads vs 1: "
-              f"{last:.2f}x / {base_ratio:.2f}x = {(last / base_ratio - 1) * 100:+.1f}%")
+              f"{last:.2f}x / {base_ratio:.2f}x = {(last / base_ratio - 1) * 100:+.1f}% wall, "
+              f"{last_cpu:.2f}x / {base_cpu:.2f}x = {(last_cpu / base_cpu - 1) * 100:+.1f}% CPU")
 
 
 # --- generated inputs ----------------------------------------------------------------------------
@@ -754,6 +784,10 @@ def main():
     ap.add_argument("--count", type=int, default=1000000, help="strings per thread (default mode)")
     ap.add_argument("--reps", type=int, help="repetitions (default 7, with --corpus 3)")
     ap.add_argument("--threads", default="1,2", help="thread counts (default mode)")
+    ap.add_argument("--total", type=int,
+                    help="strings in all, shared by the threads (default mode; instead of --count):"
+                         " the same work at every thread count, so that the CPU ratios show what"
+                         " a thread costs as threads are added")
     ap.add_argument("--lowalloc", help="the lowalloc binary (default BUILD_DIR/bin/lowalloc)")
     ap.add_argument("--corpus", action="store_true", help="measure the corpus of programs")
     ap.add_argument("--only", help="corpus programs to measure, comma-separated")

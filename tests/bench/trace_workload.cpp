@@ -4,7 +4,7 @@
 // strings allocate, and those of 31..40 characters grow twice. Random numbers come from
 // std::mt19937 and uniform_int_distribution, as ordinary code would make them.
 //
-// Usage: trace_workload [COUNT=1000000] [THREADS=1]   (scripts/bench-tracer.sh runs it)
+// Usage: trace_workload [COUNT=1000000] [THREADS=1]   (scripts/bench-tracer.py runs it)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
