@@ -835,13 +835,15 @@ std::size_t walk_on(walk_memo& m, std::size_t n, std::size_t max, entry (*sets)[
 // Frame k of the memo is this walk's with the same pc and sp, and `rbp` its rbp now: checks the
 // frames from k on and returns the last one known to be this walk's, its rbp brought up to date.
 std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noexcept {
-  // Mostly every frame is unchanged and no rule computes the CFA from rbp: then one pass that
-  // neither branches on what it reads nor stores anything proves it, at about half the cost of
-  // the frame-by-frame check below, which finds where a walk that differs stops matching. Every
-  // word it reads lies in [sp, stack_hi) of the frame it matched (the sp of the memo's frames
-  // increases, and a step's rbp slot lies between its sp and its CFA). The rbp of the frames
-  // between is not stored: it is read only where a rule computes the CFA from it (none here),
-  // and the frame-by-frame check and walk_on overwrite it from where they start.
+  // Mostly every frame is unchanged: then one pass that neither branches on what it reads nor
+  // stores anything proves it, at about half the cost of the frame-by-frame check below, which
+  // finds where a walk that differs stops matching. Every word it reads lies in [sp, stack_hi) of
+  // the frame it matched (the sp of the memo's frames increases, and a step's rbp slot lies
+  // between its sp and its CFA). Where a rule computed the CFA from rbp, the frame's rbp now
+  // must be the one it had (a compiler's frames with alloca or realigned stacks: cc1plus ran the
+  // frame-by-frame check after this pass at most walks when such frames made it give up). The
+  // rbp of the other frames between is not stored: nothing reads it (see unchanged()), and the
+  // frame-by-frame check and walk_on overwrite it from where they start.
   {
     std::uintptr_t differs = 0;
     std::uintptr_t flags = 0;
@@ -850,10 +852,12 @@ std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noex
       const std::uintptr_t reads = m.reads[i];
       flags |= reads;
       differs |= load(m.sp[i + 1] - 8) ^ m.pc[i + 1];
+      const std::uintptr_t from_rbp = std::uintptr_t{0} - ((reads & reads_cfa_rbp) != 0);
+      differs |= (last_rbp ^ m.rbp[i]) & from_rbp;
       const std::uintptr_t slot = reads & ~reads_flags;
       if (slot != 0) last_rbp = load(slot);
     }
-    if (differs == 0 && (flags & (reads_rare | reads_cfa_rbp)) == 0) {
+    if (differs == 0 && (flags & reads_rare) == 0) {
       m.rbp[k] = rbp;
       m.rbp[m.count - 1] = last_rbp;
       return m.count - 1;

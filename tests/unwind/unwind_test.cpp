@@ -347,6 +347,53 @@ TEST(Unwind, DeeperAndShallowerWalksAfterEachOther) {
   }
 }
 
+// Three walks from one call site, one after the other.
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void walk_three_times(void* arg) {
+  auto* walks = static_cast<both_walks*>(arg);
+  // A volatile count: an unrolled loop would make three call sites, its last call a tail call.
+  for (volatile std::size_t i = 0; i < 3; i = i + 1)
+    unwind_test::nofp::chain(3, capture_from_and_direct, &walks[i]);
+}
+
+// The same walk three times below a frame whose CFA is computed from rbp (alloca), with the same
+// rbp each time: the second is the previous walk again, proven through that frame by the check of
+// the previous walk, and the third is the remembered walk, found again through it too.
+TEST(Unwind, AWalkThroughAnRbpFrameIsReusedWhenItsRbpIsTheSame) {
+  for (int bytes : {40, 1000}) {
+    SCOPED_TRACE(bytes);
+    // Else the walks of the second size (another stack pointer, the same return addresses) are
+    // remembered when first stepped: their stack is noted as seen already.
+    lt::unwind_cache_clear(this_thread().cache);
+    both_walks walks[3];
+    unwind_test::nofp::alloca_frame(bytes, walk_three_times, walks);
+    for (std::size_t i = 0; i < 3; ++i) {
+      SCOPED_TRACE(i);
+      const both_walks& w = walks[i];
+      ASSERT_GE(w.direct.n_ours, 7u);
+      ASSERT_EQ(w.from.n_ours + 1, w.direct.n_ours);
+      for (std::size_t k = 0; k < w.from.n_ours; ++k)
+        EXPECT_EQ(w.from.ours[k], w.direct.ours[k + 1]);
+      EXPECT_EQ(w.from.hash, w.from.expected_hash());
+      EXPECT_EQ(w.rbp, walks[0].rbp);
+      EXPECT_EQ(w.sp, walks[0].sp);
+    }
+    // The precondition: the walks pass through alloca_frame (its return into walk_three_times's
+    // caller is in them), and they are one stack.
+    EXPECT_TRUE(any_in_module(walks[0].from.ours_stack(), "unwind_test"));
+    EXPECT_EQ(walks[1].from.ours_stack(), walks[0].from.ours_stack());
+    EXPECT_EQ(walks[2].from.ours_stack(), walks[0].from.ours_stack());
+    EXPECT_FALSE(walks[0].from.same_as_last);
+    EXPECT_TRUE(walks[1].from.same_as_last);
+    ASSERT_NE(walks[2].from.tag, nullptr);
+    EXPECT_EQ(walks[2].from.recalled, walks[1].from.kept);
+  }
+}
+
 // One call site of both frames below, so that the return address into this frame sits at the same
 // address whichever it calls.
 __attribute__((noipa)) void enter_alloca_frame(long (*frame)(std::uintptr_t, leaf_fn, void*),
