@@ -832,6 +832,22 @@ std::size_t walk_on(walk_memo& m, std::size_t n, std::size_t max, entry (*sets)[
   return n;
 }
 
+// Whether each of the frames [from, to) whose step computed the CFA from rbp (reads_cfa_rbp) has
+// the rbp it had, frame_rbp; `rbp` is frame from's now, and the caller's rbp at each step is read
+// from its slot, as the step did. `last_rbp` becomes frame to's rbp.
+inline bool rbp_unchanged(const std::uintptr_t* reads, const std::uintptr_t* frame_rbp,
+                          std::size_t from, std::size_t to, std::uintptr_t rbp,
+                          std::uintptr_t& last_rbp) noexcept {
+  for (std::size_t k = from; k < to; ++k) {
+    const std::uintptr_t read = reads[k];
+    if ((read & reads_cfa_rbp) != 0 && rbp != frame_rbp[k]) return false;
+    const std::uintptr_t slot = read & ~reads_flags;
+    if (slot != 0) rbp = load(slot);
+  }
+  last_rbp = rbp;
+  return true;
+}
+
 // Frame k of the memo is this walk's with the same pc and sp, and `rbp` its rbp now: checks the
 // frames from k on and returns the last one known to be this walk's, its rbp brought up to date.
 std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noexcept {
@@ -839,11 +855,12 @@ std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noex
   // stores anything proves it, at about half the cost of the frame-by-frame check below, which
   // finds where a walk that differs stops matching. Every word it reads lies in [sp, stack_hi) of
   // the frame it matched (the sp of the memo's frames increases, and a step's rbp slot lies
-  // between its sp and its CFA). Where a rule computed the CFA from rbp, the frame's rbp now
-  // must be the one it had (a compiler's frames with alloca or realigned stacks: cc1plus ran the
-  // frame-by-frame check after this pass at most walks when such frames made it give up). The
-  // rbp of the other frames between is not stored: nothing reads it (see unchanged()), and the
-  // frame-by-frame check and walk_on overwrite it from where they start.
+  // between its sp and its CFA). Where a rule computed the CFA from rbp, a second pass checks
+  // that the frame's rbp now is the one it had (a compiler's frames with alloca or a realigned
+  // stack: cc1plus ran the frame-by-frame check after the first pass at most walks, when such
+  // frames made the first pass give up). The rbp of the other frames between is not stored:
+  // nothing reads it (see unchanged()), and the frame-by-frame check and walk_on overwrite it
+  // from where they start.
   {
     std::uintptr_t differs = 0;
     std::uintptr_t flags = 0;
@@ -852,12 +869,12 @@ std::size_t check_previous(walk_memo& m, std::size_t k, std::uintptr_t rbp) noex
       const std::uintptr_t reads = m.reads[i];
       flags |= reads;
       differs |= load(m.sp[i + 1] - 8) ^ m.pc[i + 1];
-      const std::uintptr_t from_rbp = std::uintptr_t{0} - ((reads & reads_cfa_rbp) != 0);
-      differs |= (last_rbp ^ m.rbp[i]) & from_rbp;
       const std::uintptr_t slot = reads & ~reads_flags;
       if (slot != 0) last_rbp = load(slot);
     }
-    if (differs == 0 && (flags & reads_rare) == 0) {
+    if (differs == 0 && (flags & reads_rare) == 0 &&
+        ((flags & reads_cfa_rbp) == 0 ||
+         rbp_unchanged(m.reads, m.rbp, k, m.count - 1, rbp, last_rbp))) {
       m.rbp[k] = rbp;
       m.rbp[m.count - 1] = last_rbp;
       return m.count - 1;
@@ -1034,13 +1051,7 @@ bool unchanged(const walk_ring& w, const remembered_walk& r, entry (*sets)[2],
   if (differs != 0) return false;
   if (!r.uses_rbp && !r.restep) return true;
   // rbp, where a step computed the CFA from it, and to step on from the last frame.
-  const std::uintptr_t* frame_rbp = w.rbp + base;
-  for (std::size_t k = 0; k < last; ++k) {
-    const std::uintptr_t read = reads[k];
-    if ((read & reads_cfa_rbp) != 0 && rbp != frame_rbp[k]) return false;
-    const std::uintptr_t slot = read & ~reads_flags;
-    if (slot != 0) rbp = load(slot);
-  }
+  if (!rbp_unchanged(reads, w.rbp + base, 0, last, rbp, rbp)) return false;
   if (!r.restep) return true;
   frame f{pc[n - 1], sp[n - 1], rbp};
   std::uintptr_t read = 0;
