@@ -355,9 +355,12 @@ __attribute__((noipa))
 #endif
 void walk_three_times(void* arg) {
   auto* walks = static_cast<both_walks*>(arg);
-  // A volatile count: an unrolled loop would make three call sites, its last call a tail call.
-  for (volatile std::size_t i = 0; i < 3; i = i + 1)
+  // The count hidden from the compiler: an unrolled loop would make three call sites, its last
+  // call a tail call.
+  for (std::size_t i = 0; i < 3; ++i) {
     unwind_test::nofp::chain(3, capture_from_and_direct, &walks[i]);
+    asm volatile("" : "+r"(i));
+  }
 }
 
 // The same walk three times below a frame whose CFA is computed from rbp (alloca), with the same
