@@ -32,7 +32,8 @@ under `heaptrack -o H`:
                         every thread
 For each: allocation counts (lowalloc report's "allocations", heaptrack_print's "calls to
 allocation functions"), wall and CPU time (user+sys of the process tree) of the three ways and
-the traced/untraced ratios, trace sizes (lowalloc's FILE and the FILE.PID of forked children),
+the traced/untraced ratios (of the medians, and the median of each repetition's own CPU ratio,
+"paired"), trace sizes (lowalloc's FILE and the FILE.PID of forked children),
 time and peak RSS of `lowalloc report T`, `lowalloc report --format json T` and `heaptrack_print`.
 Inputs are generated deterministically into --workdir once and reused; the corpus programs are
 compiled there with g++ -O2. --quick shrinks every workload about 10x (a smoke test; cmake
@@ -509,6 +510,10 @@ class Result:
         self.name, self.argv, self.notes, self.failed = name, argv, [], set()
         self.wall = {"untraced": [], "lowalloc": [], "heaptrack": []}
         self.cpu = {"untraced": [], "lowalloc": [], "heaptrack": []}
+        # Each repetition's CPU traced / untraced, for the repetitions where both ran: a ratio
+        # within one repetition, whose runs follow each other, is not moved by the machine's
+        # load drifting between repetitions as a ratio of the medians is.
+        self.paired = {"lowalloc": [], "heaptrack": []}
         self.allocs = {"lowalloc": [], "heaptrack": []}
         self.trace_bytes = {"lowalloc": [], "heaptrack": []}
         self.trace_files = []
@@ -590,10 +595,12 @@ def measure_program(program, ctx):
     for _ in range(ctx.reps):
         if not run_way(result, "untraced", command.argv, command, ctx.pin):
             break
+        untraced_cpu = result.cpu["untraced"][-1]
         for f in traced_files(trace):
             os.remove(f)
         if run_way(result, "lowalloc", [ctx.lowalloc, "run", "-q", "-o", trace, "--"] +
                    command.argv, command, ctx.pin):
+            result.paired["lowalloc"].append(result.cpu["lowalloc"][-1] / untraced_cpu)
             files = traced_files(trace)
             result.trace_files.append(len(files))
             result.trace_bytes["lowalloc"].append(sum(os.path.getsize(f) for f in files))
@@ -606,6 +613,7 @@ def measure_program(program, ctx):
             os.remove(f)
         if run_way(result, "heaptrack", ["heaptrack", "-o", heap] + command.argv, command,
                    ctx.pin, HEAPTRACK_ADDRESS_SPACE):
+            result.paired["heaptrack"].append(result.cpu["heaptrack"][-1] / untraced_cpu)
             hfile = (glob.glob(heap + ".*") or [None])[0]
             if hfile is None:
                 result.note("heaptrack wrote no file")
@@ -639,6 +647,10 @@ def cell_ratio(value):
     return "-" if value is None else f"{value:.2f}x"
 
 
+def cell_paired(values):
+    return fmt_ratio(values) if values else "-"
+
+
 def cell_count(values):
     if not values:
         return "-"
@@ -664,7 +676,9 @@ def ratios(result):
     return {"wall lowalloc": ratio(result.wall["lowalloc"], result.wall["untraced"]),
             "wall heaptrack": ratio(result.wall["heaptrack"], result.wall["untraced"]),
             "cpu lowalloc": ratio(result.cpu["lowalloc"], result.cpu["untraced"]),
-            "cpu heaptrack": ratio(result.cpu["heaptrack"], result.cpu["untraced"])}
+            "cpu heaptrack": ratio(result.cpu["heaptrack"], result.cpu["untraced"]),
+            "cpu paired lowalloc": median(result.paired["lowalloc"]),
+            "cpu paired heaptrack": median(result.paired["heaptrack"])}
 
 
 def diff_cell(result):
@@ -678,12 +692,14 @@ def print_table(results, ctx):
     print(f"lowalloc: {ctx.lowalloc}; {ctx.reps} repetitions, "
           f"{'quick (~1/10 workloads), ' if ctx.scale != 1 else ''}"
           f"{'pinned to CPU 0, ' if ctx.pin else ''}times in s as median (min..max); "
-          "CPU = user+sys of the process tree; x = traced/untraced median; "
+          "CPU = user+sys of the process tree; x = traced/untraced median; paired = the median "
+          "(min..max) of each repetition's CPU traced/untraced; "
           "reports: median time, peak RSS\n")
     print("| program | allocs lowalloc | allocs heaptrack | diff | wall untraced | wall lowalloc | x "
           "| wall heaptrack | x | CPU untraced | CPU x lowalloc | CPU x heaptrack "
+          "| CPU paired lowalloc | CPU paired heaptrack "
           "| trace lowalloc | trace heaptrack | report | report json | heaptrack_print |")
-    print("|---|" + "---:|" * 16)
+    print("|---|" + "---:|" * 18)
     for r in results:
         x = ratios(r)
         print(f"| {r.name} | {cell_count(r.allocs['lowalloc'])} | "
@@ -692,6 +708,7 @@ def print_table(results, ctx):
               f"{cell_ratio(x['wall lowalloc'])} | {cell_time(r.wall['heaptrack'])} | "
               f"{cell_ratio(x['wall heaptrack'])} | {cell_time(r.cpu['untraced'])} | "
               f"{cell_ratio(x['cpu lowalloc'])} | {cell_ratio(x['cpu heaptrack'])} | "
+              f"{cell_paired(r.paired['lowalloc'])} | {cell_paired(r.paired['heaptrack'])} | "
               f"{cell_trace(r.trace_bytes['lowalloc'], r.allocs['lowalloc'])} | "
               f"{cell_trace(r.trace_bytes['heaptrack'], r.allocs['heaptrack'])} | "
               f"{cell_report(r.report['lowalloc report'])} | "
@@ -710,14 +727,16 @@ def print_table(results, ctx):
 def corpus_medians(results):
     all_ratios = [ratios(r) for r in results]
     return {k: median([x[k] for x in all_ratios if x[k] is not None])
-            for k in ("wall lowalloc", "wall heaptrack", "cpu lowalloc", "cpu heaptrack")}
+            for k in ("wall lowalloc", "wall heaptrack", "cpu lowalloc", "cpu heaptrack",
+                      "cpu paired lowalloc", "cpu paired heaptrack")}
 
 
 def write_json(path, results, ctx):
     doc = {"lowalloc": ctx.lowalloc, "reps": ctx.reps, "scale": ctx.scale, "pin": ctx.pin,
            "summary": corpus_medians(results),
            "programs": [{"name": r.name, "argv": r.argv, "notes": r.notes, "wall": r.wall,
-                         "cpu": r.cpu, "ratios": ratios(r), "allocations": r.allocs,
+                         "cpu": r.cpu, "cpu_paired": r.paired, "ratios": ratios(r),
+                         "allocations": r.allocs,
                          "lowalloc_by_function": r.lowalloc_by_function,
                          "trace_bytes": r.trace_bytes, "lowalloc_trace_files": r.trace_files,
                          "reports": r.report} for r in results]}
