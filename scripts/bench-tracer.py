@@ -600,7 +600,8 @@ def measure_program(program, ctx):
             os.remove(f)
         if run_way(result, "lowalloc", [ctx.lowalloc, "run", "-q", "-o", trace, "--"] +
                    command.argv, command, ctx.pin):
-            result.paired["lowalloc"].append(result.cpu["lowalloc"][-1] / untraced_cpu)
+            if untraced_cpu > 0:
+                result.paired["lowalloc"].append(result.cpu["lowalloc"][-1] / untraced_cpu)
             files = traced_files(trace)
             result.trace_files.append(len(files))
             result.trace_bytes["lowalloc"].append(sum(os.path.getsize(f) for f in files))
@@ -613,7 +614,8 @@ def measure_program(program, ctx):
             os.remove(f)
         if run_way(result, "heaptrack", ["heaptrack", "-o", heap] + command.argv, command,
                    ctx.pin, HEAPTRACK_ADDRESS_SPACE):
-            result.paired["heaptrack"].append(result.cpu["heaptrack"][-1] / untraced_cpu)
+            if untraced_cpu > 0:
+                result.paired["heaptrack"].append(result.cpu["heaptrack"][-1] / untraced_cpu)
             hfile = (glob.glob(heap + ".*") or [None])[0]
             if hfile is None:
                 result.note("heaptrack wrote no file")
