@@ -972,10 +972,16 @@ std::size_t walk(walk_memo& m, std::uintptr_t pc, std::uintptr_t sp, std::uintpt
 // that the newest overwrite; a walk from a remembered leaf frame is the remembered one if every
 // word it read is unchanged (the check above, two independent loads a frame), and then costs
 // neither a step nor a hash. Walks whose steps took a rare rule are not remembered.
-constexpr std::size_t ring_frames = 4096;
+// 16,384 frames (512 KiB with the rbp and reads, touched as they fill) in 128 sets of walks: a
+// program that allocates from many deep call sites in turn (cmake running its scripts, 45 frames
+// deep; a compiler) outgrew 4,096 frames in 32 sets, its walks overwritten before they were
+// found again: cmake stepped a walk at one allocation in three, cc1plus at more than half. With
+// these the recorder added 9.5% fewer instructions to cmake and 8.2% fewer to cc1plus (python3,
+// ninja: the same).
+constexpr std::size_t ring_frames = 16384;
 // Up to 8 walks from one innermost frame: a parser's string constructors called at one depth
 // from many places (ninja: 85% of walks found again with 4 ways, 99.97% with 8).
-constexpr unsigned walk_set_bits = 5;  // 32 sets of 8 remembered walks
+constexpr unsigned walk_set_bits = 7;  // 128 sets of 8 remembered walks
 constexpr std::size_t walk_set_count = std::size_t{1} << walk_set_bits;
 constexpr int walk_ways = 8;
 
@@ -1151,7 +1157,19 @@ unwind_cache* unwind_cache_init(void* memory) noexcept {
   return new (memory) unwind_cache;  // trivial type: the zero-filled memory is the empty cache
 }
 
-void unwind_cache_clear(unwind_cache* cache) noexcept { std::memset(cache, 0, sizeof *cache); }
+void unwind_cache_clear(unwind_cache* cache) noexcept {
+  // All but the frames in the ring (512 KiB), which no walk names once the sets are empty.
+  std::memset(cache->sets, 0, sizeof cache->sets);
+  cache->memo.count = 0;
+  cache->memo.stack_hi = 0;
+  cache->memo_is_last = false;
+  walk_ring& w = cache->walks;
+  w.head = 0;
+  w.clock = 0;
+  std::memset(w.seen, 0, sizeof w.seen);
+  w.seen_next = 0;
+  std::memset(w.sets, 0, sizeof w.sets);
+}
 
 std::size_t unwind_capture(unwind_cache* cache, std::uintptr_t* out, std::size_t max,
                            std::uintptr_t skip_lo, std::uintptr_t skip_hi,

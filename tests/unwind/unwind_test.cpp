@@ -467,6 +467,66 @@ TEST(Unwind, TheSamePcAndSpWithAnotherRbpIsNotReused) {
   EXPECT_EQ(stack(shallow.begin() + 2, shallow.end()), stack(deep.begin() + 3, deep.end()));
 }
 
+// One call site of both frames below, as enter_alloca_frame's, which call relay.
+__attribute__((noipa)) void enter_alloca_frame_to_relay(long (*frame)(std::uintptr_t, leaf_fn,
+                                                                      void*),
+                                                        std::uintptr_t anchor,
+                                                        unwind_test::fp::relay_args* args) {
+  caller_marker = 4;
+  frame(anchor, unwind_test::fp::relay, args);
+  caller_marker = 4;
+}
+
+#if defined(__clang__)
+__attribute__((noinline, optnone))
+#else
+__attribute__((noipa))
+#endif
+void through_alloca_frames_to_relay(both_walks* walks, std::size_t n) {
+  static both_walks scratch;
+  unwind_test::fp::relay_args args{capture_from_and_direct, &scratch};
+  const std::uintptr_t anchor =
+      (reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) - 1024) & ~std::uintptr_t{15};
+  long (*const frames[2])(std::uintptr_t, leaf_fn, void*) = {
+      unwind_test::fp::alloca_down_to, unwind_test::fp::alloca_down_to_one_deeper};
+  for (std::size_t i = 0; i < n; ++i) {
+    enter_alloca_frame_to_relay(frames[i % 2], anchor, &args);
+    walks[i] = scratch;
+  }
+}
+
+// As above, with the walks starting one frame further in, at relay, which alloca_down_to calls:
+// that frame is the same on every walk, its rbp too, and alloca_down_to's rbp, which differs
+// from one walk to the next, is the word relay saved in its frame. A remembered walk is found
+// again only where that word is the one it read.
+TEST(Unwind, AnotherRbpSavedInAnInnerFrameIsNotReused) {
+  both_walks walks[6];
+  through_alloca_frames_to_relay(walks, 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    const both_walks& w = walks[i];
+    ASSERT_GE(w.direct.n_ours, 6u);
+    const stack from = w.from.ours_stack();
+    const stack direct(w.direct.ours + 1, w.direct.ours + w.direct.n_ours);
+    EXPECT_EQ(from, direct) << "unwind_capture_from:" << describe(from)
+                            << "\nunwind_capture:" << describe(direct);
+    EXPECT_EQ(w.from.hash, w.from.expected_hash());
+    if (i > 0) {
+      EXPECT_FALSE(w.from.same_as_last);
+    }
+    EXPECT_EQ(w.from.tag != nullptr, i >= 2);
+    EXPECT_EQ(w.from.recalled, i < 4 ? 0 : walks[i - 2].from.kept);
+    // The precondition: the same first frame, its rbp included, and one frame more every other
+    // walk.
+    EXPECT_EQ(w.pc, walks[0].pc);
+    EXPECT_EQ(w.sp, walks[0].sp);
+    EXPECT_EQ(w.rbp, walks[0].rbp);
+    EXPECT_EQ(w.direct.n_ours, walks[i % 2].direct.n_ours);
+  }
+  EXPECT_NE(walks[2].from.kept, walks[3].from.kept);
+  EXPECT_EQ(walks[1].direct.n_ours, walks[0].direct.n_ours + 1);
+}
+
 TEST(Unwind, OmitFramePointerChain) {
   capture c;
   unwind_test::nofp::chain(8, capture_both, &c);

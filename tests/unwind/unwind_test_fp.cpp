@@ -27,4 +27,10 @@ long alloca_down_to_one_deeper(std::uintptr_t anchor, leaf_fn leaf, void* arg) {
   return r + 1;
 }
 
+void relay(void* args) {
+  const auto* r = static_cast<const relay_args*>(args);
+  r->leaf(r->arg);
+  asm volatile("" ::: "memory");  // no tail call: this frame stays on the stack
+}
+
 }  // namespace unwind_test::fp

@@ -27,6 +27,13 @@ int chain(int depth, leaf_fn leaf, void* arg);
 long alloca_down_to(std::uintptr_t anchor, leaf_fn leaf, void* arg);
 // alloca_down_to one frame deeper: its rbp is lower, its stack pointer at the call of leaf not.
 long alloca_down_to_one_deeper(std::uintptr_t anchor, leaf_fn leaf, void* arg);
+// Calls leaf(arg) of a relay_args from a frame whose CFA is rbp + 16, with its caller's rbp saved
+// in it: the caller's rbp is then a word on the stack, in no register.
+struct relay_args {
+  leaf_fn leaf;
+  void* arg;
+};
+void relay(void* relay_args);
 }  // namespace fp
 
 }  // namespace unwind_test
