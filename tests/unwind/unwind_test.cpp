@@ -400,19 +400,21 @@ TEST(Unwind, AWalkThroughAnRbpFrameIsReusedWhenItsRbpIsTheSame) {
 // One call site of both frames below, so that the return address into this frame sits at the same
 // address whichever it calls.
 __attribute__((noipa)) void enter_alloca_frame(long (*frame)(std::uintptr_t, leaf_fn, void*),
-                                               std::uintptr_t anchor, both_walks* w) {
+                                               std::uintptr_t anchor, leaf_fn leaf, void* arg) {
   caller_marker = 3;
-  frame(anchor, capture_from_and_direct, w);
+  frame(anchor, leaf, arg);
   caller_marker = 3;
 }
 
+// Calls alloca_down_to, then alloca_down_to_one_deeper, n times in turn; the one either calls
+// leaf(arg), which walks into *scratch.
 #if defined(__clang__)
 __attribute__((noinline, optnone))
 #else
 __attribute__((noipa))
 #endif
-void through_alloca_frames(both_walks* walks, std::size_t n) {
-  static both_walks scratch;
+void through_alloca_frames(both_walks* walks, std::size_t n, leaf_fn leaf, void* arg,
+                           const both_walks* scratch) {
   // Below this frame by more than the frames between it and the alloca: 16-aligned, the same for
   // every call.
   const std::uintptr_t anchor =
@@ -420,9 +422,35 @@ void through_alloca_frames(both_walks* walks, std::size_t n) {
   long (*const frames[2])(std::uintptr_t, leaf_fn, void*) = {
       unwind_test::fp::alloca_down_to, unwind_test::fp::alloca_down_to_one_deeper};
   for (std::size_t i = 0; i < n; ++i) {
-    enter_alloca_frame(frames[i % 2], anchor, &scratch);
-    walks[i] = scratch;
+    enter_alloca_frame(frames[i % 2], anchor, leaf, arg);
+    walks[i] = *scratch;
   }
+}
+
+// Six walks from one frame, of two stacks in turn: each is the stack stepped frame by frame, and
+// a remembered walk is found again only in the stack it was remembered in (two walks back).
+void expect_each_stack_found_again_alone(const both_walks (&walks)[6], std::size_t min_frames) {
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    const both_walks& w = walks[i];
+    ASSERT_GE(w.direct.n_ours, min_frames);
+    const stack from = w.from.ours_stack();
+    const stack direct(w.direct.ours + 1, w.direct.ours + w.direct.n_ours);
+    EXPECT_EQ(from, direct) << "unwind_capture_from:" << describe(from)
+                            << "\nunwind_capture:" << describe(direct);
+    EXPECT_EQ(w.from.hash, w.from.expected_hash());
+    if (i > 0) {
+      EXPECT_FALSE(w.from.same_as_last);
+    }
+    // Remembered when stepped a second time, found again only in the same stack.
+    EXPECT_EQ(w.from.tag != nullptr, i >= 2);
+    EXPECT_EQ(w.from.recalled, i < 4 ? 0 : walks[i - 2].from.kept);
+    EXPECT_EQ(w.pc, walks[0].pc);
+    EXPECT_EQ(w.sp, walks[0].sp);
+    EXPECT_EQ(w.direct.n_ours, walks[i % 2].direct.n_ours);
+  }
+  EXPECT_NE(walks[2].from.kept, walks[3].from.kept);
+  EXPECT_EQ(walks[1].direct.n_ours, walks[0].direct.n_ours + 1);
 }
 
 // The walks start from alloca_down_to at the same pc and sp, entered alternately straight from
@@ -431,68 +459,17 @@ void through_alloca_frames(both_walks* walks, std::size_t n) {
 // there (enter_alloca_frame's call lies at that address either way) and so is the rbp it read at
 // CFA - 16: only the frame's rbp shows that the previous walk's outer frames are not this one's.
 TEST(Unwind, TheSamePcAndSpWithAnotherRbpIsNotReused) {
+  static both_walks scratch;
   both_walks walks[6];
-  through_alloca_frames(walks, 6);
-  for (std::size_t i = 0; i < 6; ++i) {
-    SCOPED_TRACE(i);
-    const both_walks& w = walks[i];
-    ASSERT_GE(w.direct.n_ours, 5u);
-    const stack from = w.from.ours_stack();
-    const stack direct(w.direct.ours + 1, w.direct.ours + w.direct.n_ours);
-    EXPECT_EQ(from, direct) << "unwind_capture_from:" << describe(from)
-                            << "\nunwind_capture:" << describe(direct);
-    EXPECT_EQ(w.from.hash, w.from.expected_hash());
-    if (i > 0) {
-      EXPECT_FALSE(w.from.same_as_last);
-    }
-    // Remembered when stepped a second time, found again only from the same frame with the
-    // same rbp.
-    EXPECT_EQ(w.from.tag != nullptr, i >= 2);
-    EXPECT_EQ(w.from.recalled, i < 4 ? 0 : walks[i - 2].from.kept);
-  }
-  EXPECT_NE(walks[2].from.kept, walks[3].from.kept);
+  through_alloca_frames(walks, 6, capture_from_and_direct, &scratch, &scratch);
+  expect_each_stack_found_again_alone(walks, 5);
   // The precondition: the same frame in the same place with another rbp, and one frame more.
-  for (std::size_t i = 1; i < 6; ++i) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(walks[i].pc, walks[0].pc);
-    EXPECT_EQ(walks[i].sp, walks[0].sp);
-    EXPECT_EQ(walks[i].rbp, walks[i % 2].rbp);
-    EXPECT_EQ(walks[i].direct.n_ours, walks[i % 2].direct.n_ours);
-  }
+  for (std::size_t i = 1; i < 6; ++i) EXPECT_EQ(walks[i].rbp, walks[i % 2].rbp) << i;
   EXPECT_LT(walks[1].rbp, walks[0].rbp);
-  EXPECT_EQ(walks[1].direct.n_ours, walks[0].direct.n_ours + 1);
   // Past the extra frame, the return into enter_alloca_frame and all outer to it are the same.
   const stack shallow = walks[0].direct.ours_stack();
   const stack deep = walks[1].direct.ours_stack();
   EXPECT_EQ(stack(shallow.begin() + 2, shallow.end()), stack(deep.begin() + 3, deep.end()));
-}
-
-// One call site of both frames below, as enter_alloca_frame's, which call relay.
-__attribute__((noipa)) void enter_alloca_frame_to_relay(long (*frame)(std::uintptr_t, leaf_fn,
-                                                                      void*),
-                                                        std::uintptr_t anchor,
-                                                        unwind_test::fp::relay_args* args) {
-  caller_marker = 4;
-  frame(anchor, unwind_test::fp::relay, args);
-  caller_marker = 4;
-}
-
-#if defined(__clang__)
-__attribute__((noinline, optnone))
-#else
-__attribute__((noipa))
-#endif
-void through_alloca_frames_to_relay(both_walks* walks, std::size_t n) {
-  static both_walks scratch;
-  unwind_test::fp::relay_args args{capture_from_and_direct, &scratch};
-  const std::uintptr_t anchor =
-      (reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) - 1024) & ~std::uintptr_t{15};
-  long (*const frames[2])(std::uintptr_t, leaf_fn, void*) = {
-      unwind_test::fp::alloca_down_to, unwind_test::fp::alloca_down_to_one_deeper};
-  for (std::size_t i = 0; i < n; ++i) {
-    enter_alloca_frame_to_relay(frames[i % 2], anchor, &args);
-    walks[i] = scratch;
-  }
 }
 
 // As above, with the walks starting one frame further in, at relay, which alloca_down_to calls:
@@ -500,31 +477,13 @@ void through_alloca_frames_to_relay(both_walks* walks, std::size_t n) {
 // from one walk to the next, is the word relay saved in its frame. A remembered walk is found
 // again only where that word is the one it read.
 TEST(Unwind, AnotherRbpSavedInAnInnerFrameIsNotReused) {
+  static both_walks scratch;
+  unwind_test::fp::relay_args args{capture_from_and_direct, &scratch};
   both_walks walks[6];
-  through_alloca_frames_to_relay(walks, 6);
-  for (std::size_t i = 0; i < 6; ++i) {
-    SCOPED_TRACE(i);
-    const both_walks& w = walks[i];
-    ASSERT_GE(w.direct.n_ours, 6u);
-    const stack from = w.from.ours_stack();
-    const stack direct(w.direct.ours + 1, w.direct.ours + w.direct.n_ours);
-    EXPECT_EQ(from, direct) << "unwind_capture_from:" << describe(from)
-                            << "\nunwind_capture:" << describe(direct);
-    EXPECT_EQ(w.from.hash, w.from.expected_hash());
-    if (i > 0) {
-      EXPECT_FALSE(w.from.same_as_last);
-    }
-    EXPECT_EQ(w.from.tag != nullptr, i >= 2);
-    EXPECT_EQ(w.from.recalled, i < 4 ? 0 : walks[i - 2].from.kept);
-    // The precondition: the same first frame, its rbp included, and one frame more every other
-    // walk.
-    EXPECT_EQ(w.pc, walks[0].pc);
-    EXPECT_EQ(w.sp, walks[0].sp);
-    EXPECT_EQ(w.rbp, walks[0].rbp);
-    EXPECT_EQ(w.direct.n_ours, walks[i % 2].direct.n_ours);
-  }
-  EXPECT_NE(walks[2].from.kept, walks[3].from.kept);
-  EXPECT_EQ(walks[1].direct.n_ours, walks[0].direct.n_ours + 1);
+  through_alloca_frames(walks, 6, unwind_test::fp::relay, &args, &scratch);
+  expect_each_stack_found_again_alone(walks, 6);
+  // The precondition: the first frame's rbp is the same on every walk.
+  for (std::size_t i = 1; i < 6; ++i) EXPECT_EQ(walks[i].rbp, walks[0].rbp) << i;
 }
 
 TEST(Unwind, OmitFramePointerChain) {
