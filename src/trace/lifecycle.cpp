@@ -66,7 +66,7 @@ namespace {
 pthread_mutex_t starts_mutex = PTHREAD_MUTEX_INITIALIZER;
 thread_start* free_starts = nullptr;
 
-void write_process_records(thread_state* t, std::uint64_t flags) {
+void write_process_records(thread_state* t, std::uint64_t flags, pid_t ppid) {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = 0;
@@ -75,9 +75,8 @@ void write_process_records(thread_state* t, std::uint64_t flags) {
   if (need > buffer_bytes / 2) need = buffer_bytes / 2;
   unsigned char* p = ensure_space(t, need);
   unsigned char* end = t->buffer + buffer_bytes - 16;
-  fmt::process_record record{static_cast<std::uint64_t>(getpid()),
-                             static_cast<std::uint64_t>(getppid()), flags, std::string_view(exe),
-                             0};
+  fmt::process_record record{static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(ppid),
+                             flags, std::string_view(exe), 0};
   // argv gets at most half the room left after the fields before argc: the record encoded with
   // argc 0 (one byte) shows where they end; then it is encoded with the count.
   const unsigned char* fixed_end = fmt::encode(p, record, 4096) - 1;
@@ -141,6 +140,14 @@ void fork_parent() {
   pthread_mutex_unlock(&starts_mutex);
 }
 
+// A traced fork child's trace is set up at its first event or at its exit, not in the fork
+// handler: most children of a build tool or a shell only exec, and the setup (clearing the stack
+// tables, reading /proc/self/exe and the modules) cost 0.45 ms of CPU a fork, a third of it in
+// the faults that copied the parent's pages only to clear them. Until then `tracing` is off in
+// the child, so that nothing else of the recorder runs there.
+bool fork_pending = false;
+pid_t fork_parent_pid = 0;
+
 void fork_child() {
   sink_fork_child();
   live_fork_child();
@@ -152,48 +159,60 @@ void fork_child() {
     program_threads.store(1, std::memory_order_relaxed);
     count_this_thread();
   }
-  prepare_process_barrier();
-  if (!tracing.load(std::memory_order_relaxed)) return;
+  // (A child that forks before it has settled has a child traced as it would be.)
+  if (!tracing.load(std::memory_order_relaxed) && !fork_pending) return;
+  fork_parent_pid = traced_pid;
   traced_pid = getpid();
   close_parent_file();
-  if (!follow_fork) {
-    tracing.store(false, std::memory_order_relaxed);
-    return;
-  }
-  // The child's file starts afresh: new streams, the parent's unflushed events dropped (the
-  // parent writes them), stack ids defined again, every module written again.
+  tracing.store(false, std::memory_order_relaxed);
+  if (!follow_fork) return;
+  many_threads.store(false, std::memory_order_relaxed);
+  fork_pending = true;
+}
+
+// The rest of fork_child, in a traced child that records something or exits: its file starts
+// afresh, with new streams, the parent's unflushed events dropped (the parent writes them), stack
+// ids defined again, every module written again.
+void settle_fork_child() {
+  fork_pending = false;
+  prepare_process_barrier();
+  process_stacks_clear();
   start_child_file(base_path);
   next_stream.store(1, std::memory_order_relaxed);
   lost_events.store(0, std::memory_order_relaxed);  // the parent's, reported in its own file
+  tracing.store(true, std::memory_order_relaxed);
+  const bool guard = tls_guard;
+  tls_guard = true;
   thread_state* t = tls_state;
   if (t == nullptr && !tls_dead) {
     // A thread that had not recorded anything forked: the child's first block still needs its
     // PROCESS and MODULE records.
-    bool guard = tls_guard;
-    tls_guard = true;
     t = create_thread_state();
     tls_state = t;
-    tls_guard = guard;
   }
   if (t != nullptr) {
     t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
     t->pos = 0;
     t->has_events = false;
     // The child has one thread, and a trace whose ordinals start again.
-    many_threads.store(false, std::memory_order_relaxed);
     t->keeps = true;
     kept_release(t->kept);
     t->alloc_ordinal = 0;
     t->ordinal_base = 0;
     reset_stacks(t->stacks);
     begin_block(t);
-    bool guard = tls_guard;
-    tls_guard = true;
     write_thread_record(t);
-    write_process_records(t, fmt::process_flag_fork_child);
+    write_process_records(t, fmt::process_flag_fork_child, fork_parent_pid);
     write_module_records(t, true);
-    tls_guard = guard;
   }
+  tls_guard = guard;
+}
+
+// In the traced child of a fork, before its first event or its exit; not in a vfork child of it.
+bool settle_pending_fork() {
+  if (!fork_pending || getpid() != traced_pid) return false;
+  settle_fork_child();
+  return true;
 }
 
 // 0: not started, 1: starting, 2: started (tracing or not).
@@ -242,7 +261,7 @@ void start_recorder(int argc, char** argv) {
   tls_state = t;
   if (t != nullptr) {
     // The first block of the file carries the process and the modules.
-    write_process_records(t, flags);
+    write_process_records(t, flags, getppid());
     write_module_records(t, true);
   }
   install_crash_handlers();
@@ -278,7 +297,7 @@ void finish_at_exit(void*) { finish_process(); }
 // inside the exit handler that runs the destructors: exit runs handlers registered meanwhile
 // after it, and then only flushes stdio and ends the process.
 __attribute__((destructor(101))) void fini_recorder() {
-  if (tracing.load(std::memory_order_relaxed) &&
+  if ((tracing.load(std::memory_order_relaxed) || fork_pending) &&
       __cxa_atexit(finish_at_exit, nullptr, nullptr) == 0)
     return;
   finish_process();
@@ -287,7 +306,8 @@ __attribute__((destructor(101))) void fini_recorder() {
 }  // namespace
 
 bool start_on_first_call() {
-  if (LOWALLOC_LIKELY(start_state.load(std::memory_order_acquire) == 2)) return false;
+  if (LOWALLOC_LIKELY(start_state.load(std::memory_order_acquire) == 2))
+    return settle_pending_fork();
   // Before libc has set up the environment (the loader's own first allocations) the options
   // cannot be read yet: those calls are not recorded, and the start waits for a later one.
   if (environ == nullptr) return false;
@@ -295,6 +315,7 @@ bool start_on_first_call() {
 }
 
 void finish_process() {
+  settle_pending_fork();  // a fork child that recorded nothing still writes its file
   if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid) return;
   if (tls_guard) {
     // _exit from a signal handler that interrupted this thread inside the recorder: its buffer is

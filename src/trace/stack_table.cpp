@@ -246,8 +246,9 @@ void process_stacks_fork_prepare() { pthread_mutex_lock(&g_process.mutex); }
 
 void process_stacks_fork_parent() { pthread_mutex_unlock(&g_process.mutex); }
 
-void process_stacks_fork_child() {
-  pthread_mutex_init(&g_process.mutex, nullptr);
+void process_stacks_fork_child() { pthread_mutex_init(&g_process.mutex, nullptr); }
+
+void process_stacks_clear() {
   if (g_process.entries != nullptr)
     std::memset(g_process.entries, 0, g_process.capacity * sizeof(process_entry));
   g_process.size = 0;

@@ -105,10 +105,12 @@ void reset_stacks(stack_table& s);
 // table may name them).
 void release_stacks(stack_table& s);
 
-// Around fork: the child's file defines its stacks again from id 1.
+// Around fork: the process's table stays usable in the child, and a traced child clears it before
+// its first event, its file defining its stacks again from id 1.
 void process_stacks_fork_prepare();
 void process_stacks_fork_parent();
 void process_stacks_fork_child();
+void process_stacks_clear();
 
 }  // namespace lowalloc::trace
 

@@ -232,6 +232,15 @@ void expect_counts(const counts& got, const expected& want) {
   }
 }
 
+// n x (malloc(size), free): each block freed before the next is made.
+expected malloc_free_pairs(std::int64_t n, std::int64_t size) {
+  expected e;
+  e.allocations = e.frees = e.temporary = n;
+  e.bytes = size * n;
+  e.by_kind[fmt::kind_malloc] = n;
+  return e;
+}
+
 std::array<std::int64_t, 8> kinds(
     std::initializer_list<std::pair<fmt::alloc_kind, std::int64_t>> l) {
   std::array<std::int64_t, 8> a{};
@@ -1088,6 +1097,45 @@ TEST_F(trace_test, no_fork_writes_no_child_file) {
   traced t = trace("fork", {"10", "exit"}, {"--no-fork"});
   EXPECT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_TRUE(child_traces(t.trace).empty());
+}
+
+// A fork child's trace is set up at its first event, not at the fork: one that forks before it
+// allocates still has its children traced, and their files name it as their parent even when it
+// has ended before they allocate; one that only execs writes no file.
+TEST_F(trace_test, children_forked_before_their_parent_allocated_are_traced) {
+  std::map<std::uint64_t, analyze::analysis> runs[2];  // by ppid: the child's, the grandchild's
+  std::uint64_t parent_pid[2] = {0, 0};
+  const long ks[2] = {k_iterations, 0};
+  for (int i = 0; i < 2; ++i) {
+    traced t = trace("fork_chain", {std::to_string(ks[i]), program("malloc_loop"), "10"});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    parent_pid[i] = read_complete(t.trace).process.pid;
+    const std::vector<fs::path> children = child_traces(t.trace);
+    ASSERT_EQ(children.size(), 2u) << "the child's and the grandchild's, not the exec'd one's";
+    for (const fs::path& file : children) {
+      analyze::analysis a = read_complete(file);
+      EXPECT_TRUE(a.process.fork_child);
+      EXPECT_EQ(a.process.pid, pid_suffix(t.trace, file));
+      runs[i][a.process.ppid] = std::move(a);
+    }
+    ASSERT_EQ(runs[i].count(parent_pid[i]), 1u) << "a file whose parent is the traced program";
+    const std::uint64_t child_pid = runs[i][parent_pid[i]].process.pid;
+    ASSERT_EQ(runs[i].count(child_pid), 1u) << "a file whose parent is the child, which ended "
+                                               "before the grandchild allocated";
+  }
+  const analyze::analysis& child = runs[0][parent_pid[0]];
+  const analyze::analysis& grandchild = runs[0][child.process.pid];
+  const analyze::analysis& child0 = runs[1][parent_pid[1]];
+  const analyze::analysis& grandchild0 = runs[1][child0.process.pid];
+  {
+    SCOPED_TRACE("child");
+    expect_counts(counts_of(child) - counts_of(child0), malloc_free_pairs(2 * k_iterations, 20));
+  }
+  {
+    SCOPED_TRACE("grandchild");
+    expect_counts(counts_of(grandchild) - counts_of(grandchild0),
+                  malloc_free_pairs(3 * k_iterations, 40));
+  }
 }
 
 TEST_F(trace_test, follow_exec_traces_the_new_image_in_its_own_file) {

@@ -8,6 +8,15 @@
 /* The pointer escapes into memory the compiler cannot see, so malloc/free pairs stay. */
 static inline void escape(void* p) { __asm__ volatile("" : : "r"(p) : "memory"); }
 
+/* n x (malloc(size), free): each block freed before the next is made. */
+static inline void malloc_free_pairs(long n, size_t size) {
+  for (long i = 0; i < n; ++i) {
+    void* p = malloc(size);
+    escape(p);
+    free(p);
+  }
+}
+
 /* argv[1]: the iteration count K (0 if absent). */
 static inline long iterations(int argc, char** argv) {
   return argc > 1 ? strtol(argv[1], NULL, 10) : 0;

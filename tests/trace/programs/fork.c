@@ -7,25 +7,17 @@
 
 #include "common.h"
 
-static void loop(long n, size_t size) {
-  for (long i = 0; i < n; ++i) {
-    void* p = malloc(size);
-    escape(p);
-    free(p);
-  }
-}
-
 int main(int argc, char** argv) {
   long k = iterations(argc, argv);
   int use_underscore_exit = argc > 2 && strcmp(argv[2], "_exit") == 0;
   pid_t pid = fork();
   if (pid < 0) return 1;
   if (pid == 0) {
-    loop(2 * k, 20);
+    malloc_free_pairs(2 * k, 20);
     if (use_underscore_exit) _exit(0);
     exit(0);
   }
-  loop(k, 30);
+  malloc_free_pairs(k, 30);
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return 1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
