@@ -1,27 +1,23 @@
 // The clock's state and its choice at start (clock.hpp).
 #include "trace/clock.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace lowalloc::trace {
 
 bool use_tsc = false;
 shared_stamps stamps;
 
+// The kernel's constant_tsc and nonstop_tsc flags, which it sets on Intel and AMD processors
+// from this bit (CPUID 0x80000007, EDX bit 8, "invariant TSC"). Read from /proc/cpuinfo before:
+// 30 us a process, where a traced build starts thousands.
 bool cpu_has_invariant_tsc() {
 #if defined(__x86_64__)
-  int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[8192];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return false;
-  buf[n] = 0;
-  return std::strstr(buf, " constant_tsc") != nullptr &&
-         std::strstr(buf, " nonstop_tsc") != nullptr;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  // 0 when the processor has no such leaf.
+  return __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << 8)) != 0;
 #else
   return false;
 #endif

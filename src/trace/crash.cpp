@@ -11,6 +11,7 @@
 #include "trace/records.hpp"
 #include "trace/sink.hpp"
 #include "trace/thread_state.hpp"
+#include "trace/unwind.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -166,7 +167,7 @@ void on_crash(int sig, siginfo_t*, void* context) {
 
 void install_crash_handlers() {
   std::uintptr_t lo = 0, hi = 0;
-  if (mapping_range(reinterpret_cast<std::uintptr_t>(&on_crash), &lo, &hi)) {
+  if (module_text_range(reinterpret_cast<const void*>(&on_crash), &lo, &hi)) {
     text_lo = lo;
     text_hi = hi;
   }
