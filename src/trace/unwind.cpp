@@ -993,11 +993,18 @@ struct remembered_walk {
   std::uint64_t tag;    // the caller's (unwind_capture_from), 0 when remembered
   std::uint64_t start;  // its first frame's position in the ring (frames written before it)
   std::uint64_t used;   // the ring's clock when it was last remembered or found
-  std::uint32_t count;
+  std::uint16_t count;
   std::uint16_t max;
+  // Where a step computed the CFA from rbp (uses_rbp), the rbp check runs over frames
+  // [rbp_from, rbp_to]: from the last frame below the first such step that loads the caller's rbp
+  // (0 if none does) to the last such step. cmake's walks found again, 46 frames, had those steps
+  // between frames 19 and 29 on average, and the check went over all of them.
+  std::uint8_t rbp_from;
+  std::uint8_t rbp_to;
   bool restep;    // its last step failed on what it read, not on its rule alone: step it again
   bool uses_rbp;  // a step computed the CFA from rbp
 };
+static_assert(memo_frames <= 256, "frame indexes of a remembered walk fit in a byte");
 
 // A set's walks, with their keys in one cache line: a set is looked at on every walk.
 struct walk_set {
@@ -1057,7 +1064,10 @@ bool unchanged(const walk_ring& w, const remembered_walk& r, entry (*sets)[2],
   if (differs != 0) return false;
   if (!r.uses_rbp && !r.restep) return true;
   // rbp, where a step computed the CFA from it, and to step on from the last frame.
-  if (!rbp_unchanged(reads, w.rbp + base, 0, last, rbp, rbp)) return false;
+  const std::size_t from = r.uses_rbp ? r.rbp_from : 0;
+  if (!rbp_unchanged(reads, w.rbp + base, from, r.restep ? last : r.rbp_to + std::size_t{1}, rbp,
+                     rbp))
+    return false;
   if (!r.restep) return true;
   frame f{pc[n - 1], sp[n - 1], rbp};
   std::uintptr_t read = 0;
@@ -1096,7 +1106,17 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
     return nullptr;
   }
   std::uintptr_t flags = 0;
-  for (std::size_t i = 0; i + 1 < n; ++i) flags |= m.reads[i];
+  std::size_t rbp_from = 0;
+  std::size_t rbp_to = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const std::uintptr_t reads = m.reads[i];
+    if ((reads & reads_cfa_rbp) != 0) {
+      rbp_to = i;
+    } else if ((flags & reads_cfa_rbp) == 0 && (reads & ~reads_flags) != 0) {
+      rbp_from = i;
+    }
+    flags |= reads;
+  }
   if ((flags & reads_rare) != 0) return nullptr;
   bool restep = n < max;
   if (restep) {
@@ -1135,8 +1155,10 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
                        0,
                        start,
                        ++w.clock,
-                       static_cast<std::uint32_t>(n),
+                       static_cast<std::uint16_t>(n),
                        static_cast<std::uint16_t>(max),
+                       static_cast<std::uint8_t>(rbp_from),
+                       static_cast<std::uint8_t>(rbp_to),
                        restep,
                        uses_rbp};
   return r;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ios>
 #include <locale>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -484,6 +485,37 @@ TEST(Unwind, AnotherRbpSavedInAnInnerFrameIsNotReused) {
   expect_each_stack_found_again_alone(walks, 6);
   // The precondition: the first frame's rbp is the same on every walk.
   for (std::size_t i = 1; i < 6; ++i) EXPECT_EQ(walks[i].rbp, walks[0].rbp) << i;
+}
+
+// The two tests above in a thread whose every frame outer to alloca_down_to computes its CFA from
+// the stack pointer: alloca_down_to's step is then the outermost that computes it from rbp, and
+// the check of a remembered walk must reach it. (With the check stopping one frame short, the
+// walk remembered in one stack was found again in the other.)
+TEST(Unwind, AnotherRbpInTheOutermostRbpFrameIsNotReused) {
+  struct run {
+    both_walks scratch;
+    both_walks walks[6];
+    static void after(std::size_t i, void* context) {
+      auto* r = static_cast<run*>(context);
+      r->walks[i] = r->scratch;
+    }
+  };
+  for (const bool from_relay : {false, true}) {
+    SCOPED_TRACE(from_relay ? "from relay" : "from alloca_down_to");
+    const auto r = std::make_unique<run>();
+    unwind_test::fp::relay_args relay{capture_from_and_direct, &r->scratch};
+    unwind_test::nofp::alternate_args args{
+        6,
+        {unwind_test::fp::alloca_down_to, unwind_test::fp::alloca_down_to_one_deeper},
+        from_relay ? unwind_test::fp::relay : capture_from_and_direct,
+        from_relay ? static_cast<void*>(&relay) : &r->scratch,
+        run::after,
+        r.get()};
+    pthread_t thread;
+    ASSERT_EQ(pthread_create(&thread, nullptr, unwind_test::nofp::alternate_in_thread, &args), 0);
+    ASSERT_EQ(pthread_join(thread, nullptr), 0);
+    expect_each_stack_found_again_alone(r->walks, from_relay ? 5 : 4);
+  }
 }
 
 TEST(Unwind, OmitFramePointerChain) {

@@ -18,7 +18,34 @@ __attribute__((noinline)) long heavy_regs(leaf_fn leaf, void* arg) {
   return a * 3 + b * 5 + c * 7 + d * 11 + e * 13 + f * 17 + g * 19 + (a ^ g) * (b ^ f) * (c ^ e);
 }
 
+volatile int g_marker;
+
+// One call site of every frame it calls, so that the return address into this frame sits at the
+// same address whichever it calls.
+__attribute__((noipa)) void enter(anchored_fn frame, std::uintptr_t anchor, leaf_fn leaf,
+                                  void* arg) {
+  g_marker = 1;
+  frame(anchor, leaf, arg);
+  g_marker = 1;
+}
+
 }  // namespace
+
+void* alternate_in_thread(void* args) {
+  const auto* a = static_cast<const alternate_args*>(args);
+  // Below this frame by more than the frames between it and the alloca, 16-aligned. (From the
+  // stack pointer: __builtin_frame_address would give this frame a frame pointer, and a local's
+  // address may be on a sanitizer's fake stack.)
+  std::uintptr_t sp;
+  asm volatile("mov %%rsp, %0" : "=r"(sp));
+  const std::uintptr_t anchor = (sp - 1024) & ~std::uintptr_t{15};
+  for (std::size_t i = 0; i < a->n; ++i) {
+    enter(a->frames[i % 2], anchor, a->leaf, a->arg);
+    a->after(i, a->context);
+    asm volatile("" : "+r"(i));  // the count hidden from the compiler: no unrolled call sites
+  }
+  return nullptr;
+}
 
 long alloca_frame(int bytes, leaf_fn leaf, void* arg) {
   auto* buf = static_cast<volatile char*>(__builtin_alloca(static_cast<unsigned long>(bytes)));

@@ -2,6 +2,7 @@
 #ifndef LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
 #define LOWALLOC_TESTS_UNWIND_UNWIND_TEST_SUPPORT_HPP
 
+#include <cstddef>
 #include <cstdint>
 
 namespace unwind_test {
@@ -16,6 +17,19 @@ int chain(int depth, leaf_fn leaf, void* arg);
 long alloca_frame(int bytes, leaf_fn leaf, void* arg);
 // Stack realignment with a dynamic allocation: GCC's DRAP, CFA = *(rbp - 8).
 long drap_frame(int bytes, leaf_fn leaf, void* arg);
+// A thread's start routine (pthread_create) whose frames all compute their CFA from the stack
+// pointer: for i in [0, n) it calls frames[i % 2](anchor, leaf, arg), every time from one call
+// site, with one anchor below its frames, then after(i, context).
+using anchored_fn = long (*)(std::uintptr_t anchor, leaf_fn leaf, void* arg);
+struct alternate_args {
+  std::size_t n;
+  anchored_fn frames[2];
+  leaf_fn leaf;
+  void* arg;
+  void (*after)(std::size_t i, void* context);
+  void* context;
+};
+void* alternate_in_thread(void* alternate_args);
 }  // namespace nofp
 
 // unwind_test_fp.cpp: -fno-omit-frame-pointer.
