@@ -170,10 +170,11 @@ void fork_child() {
   fork_pending = true;
 }
 
-// The rest of fork_child, in a traced child that records something or exits: its file starts
-// afresh, with new streams, the parent's unflushed events dropped (the parent writes them), stack
-// ids defined again, every module written again.
-void settle_fork_child() {
+// The rest of fork_child, in a traced child before its first event or its exit (not in a vfork
+// child of it): its file starts afresh, with new streams, the parent's unflushed events dropped
+// (the parent writes them), stack ids defined again, every module written again.
+bool settle_pending_fork() {
+  if (!fork_pending || getpid() != traced_pid) return false;
   fork_pending = false;
   prepare_process_barrier();
   process_stacks_clear();
@@ -206,12 +207,6 @@ void settle_fork_child() {
     write_module_records(t, true);
   }
   tls_guard = guard;
-}
-
-// In the traced child of a fork, before its first event or its exit; not in a vfork child of it.
-bool settle_pending_fork() {
-  if (!fork_pending || getpid() != traced_pid) return false;
-  settle_fork_child();
   return true;
 }
 
