@@ -185,10 +185,12 @@ std::string check_output(const std::string& path) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (errno != ENOENT) return std::strerror(errno);
-    std::string why = "the directory ";
-    why += directory_of(path);
-    why += " does not exist";
-    return why;
+    // ENOENT from a directory that exists: a file system that makes no files on request (/proc).
+    const std::string dir = directory_of(path);
+    struct stat dir_st;
+    if (stat(dir.c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
+      return "no file can be created in " + dir;
+    return "the directory " + dir + " does not exist";
   }
   close(fd);
   unlink(path.c_str());

@@ -121,6 +121,13 @@ TEST_F(run_failures, an_unwritable_output_is_refused_before_the_program_starts) 
   fs::path ro;
   const std::string ro_reason = read_only_dir(ro);
   if (!ro_reason.empty()) cases.push_back({(ro / "x.trace").string(), ro_reason});
+  // A directory that exists but makes no files: Linux's /proc answers a create with ENOENT.
+  const std::string in_proc = "/proc/lowalloc-test-x.trace";
+  const int proc_fd = open(in_proc.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int proc_errno = errno;
+  if (proc_fd >= 0) close(proc_fd);
+  if (proc_fd < 0 && proc_errno == ENOENT && fs::is_directory("/proc"))
+    cases.push_back({in_proc, "no file can be created in /proc"});
   for (const refusal& c : cases) {
     SCOPED_TRACE(c.output);
     const command_result r = run_touch(c.output);
