@@ -124,6 +124,8 @@ bool is_script(const std::string& path) {
 
 // Empty if PROGRAM can be traced; otherwise why not.
 std::string check_traceable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path + " is a directory";
   std::ifstream in(path, std::ios::binary);
   if (!in) return "cannot open " + path + ": " + std::strerror(errno);
   unsigned char ident[EI_NIDENT] = {};

@@ -78,6 +78,9 @@ expect 127 "run of a missing program" "$lowalloc" run -- ./no-such-program
 printf 'not a program\n' >plain.txt
 chmod 644 plain.txt
 expect 126 "run of a file that cannot be executed" "$lowalloc" run -- ./plain.txt
+mkdir -p adir.d
+expect 126 "run of a directory" "$lowalloc" run -- ./adir.d
+has err "lowalloc run: ./adir.d is a directory" "run of a directory"
 
 # Inputs that cannot be read: a missing file, a file that is not a trace.
 printf 'not a trace\n' >junk.trace
