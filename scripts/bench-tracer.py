@@ -6,6 +6,8 @@ Usage: scripts/bench-tracer.py BUILD_DIR [--count N | --total N] [--reps R] [--t
                                [--lowalloc PATH]
        scripts/bench-tracer.py BUILD_DIR --corpus [--only NAME,...] [--reps R] [--quick]
                                [--workdir DIR] [--json OUT] [--pin] [--lowalloc PATH]
+       scripts/bench-tracer.py BUILD_DIR [--name NAME] [--fresh PATH] [--reps R] [--json OUT]
+                               [--pin] [--lowalloc PATH] -- CMD [ARG...]
   BUILD_DIR  a release build with bin/lowalloc and tests/bench/trace_workload
              (cmake --preset release && cmake --build --preset release)
 
@@ -40,6 +42,12 @@ compiled there with g++ -O2. --quick shrinks every workload about 10x (a smoke t
 stays as it is, and cc1plus compiles one block of templates instead of 8, mostly the headers).
 heaptrack runs with its address space limited to 8 GiB (see HEAPTRACK_ADDRESS_SPACE); a way that
 fails is not run again for that program, and the failure is listed under the table.
+
+One program of your own (`-- CMD [ARG...]`): measured as a corpus program is, the same table,
+one row (named --name, default CMD's file name), 3 repetitions unless --reps; --fresh PATH is
+removed before each run, for a command that creates an output it refuses to overwrite. CMD runs
+in the current directory with the current environment. For example:
+  scripts/bench-tracer.py build/release --fresh /tmp/c -- git clone -q --no-local . /tmp/c
 
 Repetitions of the three ways are interleaved, so a burst of load on a shared machine hits them
 alike; --pin runs everything on CPU 0.
@@ -759,7 +767,9 @@ class Context:
         self.heaptrack = have_heaptrack()
 
 
-def selected(only):
+def selected(only, command=None):
+    if command is not None:
+        return [command]
     if not only:
         return CORPUS
     names = only.split(",")
@@ -784,7 +794,7 @@ def corpus_mode(args, lowalloc, workload):
     os.makedirs(ctx.workdir, exist_ok=True)
     results = []
     try:
-        for program in selected(args.only):
+        for program in selected(args.only, getattr(args, "program", None)):
             missing = missing_tools(program)
             if missing:
                 print(f"bench-tracer: skipping {program.name}: missing {', '.join(missing)}",
@@ -800,6 +810,14 @@ def corpus_mode(args, lowalloc, workload):
 
 
 def main():
+    # `-- CMD [ARG...]`: one program of the user's, measured as a corpus program is.
+    argv = sys.argv[1:]
+    command = None
+    if "--" in argv:
+        command = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+        if not command:
+            sys.exit("bench-tracer: nothing after --; give the command to measure")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("build")
     ap.add_argument("--count", type=int, default=1000000, help="strings per thread (default mode)")
@@ -817,7 +835,19 @@ def main():
                     help="where the corpus inputs are generated and kept")
     ap.add_argument("--json", help="also write the corpus measurements to this file")
     ap.add_argument("--pin", action="store_true", help="run the corpus on CPU 0 (taskset)")
-    args = ap.parse_args()
+    ap.add_argument("--name", help="with -- CMD: the name of its row (default: CMD's file name)")
+    ap.add_argument("--fresh", help="with -- CMD: a path removed before each run (an output CMD"
+                                    " creates, such as a directory git clone makes)")
+    args = ap.parse_args(argv)
+    if command is not None:
+        if args.corpus or args.only:
+            sys.exit("bench-tracer: -- CMD measures one program; not with --corpus or --only")
+        name = args.name or os.path.basename(command[0])
+        fresh = os.path.abspath(args.fresh) if args.fresh else None
+        args.program = Program(name, {}, lambda ctx: Command(command, fresh=fresh))
+        args.corpus = True
+    elif args.name or args.fresh:
+        sys.exit("bench-tracer: --name and --fresh go with -- CMD")
     if args.reps is None:
         args.reps = 3 if args.corpus else 7
 
