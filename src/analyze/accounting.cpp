@@ -21,6 +21,13 @@ void accounting::on_end(std::uint32_t, bool exec, std::string_view path) {
   if (exec) exec_path = std::string(path);
 }
 
+// Each file of a fork child repeats its parent's: kept once.
+void accounting::on_shadowed(const shadowed_functions& f) {
+  for (const shadowed_functions& s : shadowed)
+    if (s.module == f.module && s.functions == f.functions) return;
+  shadowed.push_back(f);
+}
+
 void accounting::on_stack(std::uint32_t stack) {
   stacks_.grow_to(std::size_t{stack} + 1);
   state_.grow_to(std::size_t{stack} + 1);

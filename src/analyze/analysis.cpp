@@ -33,6 +33,7 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.complete = acc.complete;
   a.exec_path = std::move(acc.exec_path);
   a.crash = std::move(acc.crash);
+  a.shadowed = std::move(acc.shadowed);
   a.sizes = acc.sizes;
   build_stacks(merge.stacks(), merge.modules(), acc, opts, a);
   a.modules.reserve(merge.modules().size());

@@ -36,7 +36,10 @@ struct analysis {
   bool running = false;   // not complete: the process still runs and writes the trace (a file)
   std::string exec_path;  // set if the image ended by exec (EXEC record)
   std::optional<crash_info> crash;  // set if the recorder's crash handler wrote CRASH
-  std::string truncation;           // why reading stopped early, empty if it did not
+  /// Allocation functions whose calls the recorder did not see (SHADOWED records): what the
+  /// counts miss, by how much unknown.
+  std::vector<shadowed_functions> shadowed;
+  std::string truncation;  // why reading stopped early, empty if it did not
   /// What the symbolizer found, each said once: traced files that changed or are missing
   /// ("warning: ...", symbolizer::warnings()), and the user's modules without line information
   /// ("note: ...", symbolizer::notes()). The commands print them on stderr.

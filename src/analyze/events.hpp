@@ -138,6 +138,8 @@ class event_sink {
   virtual void on_lost(std::uint64_t /*count*/) {}
   /// END, or EXEC with the path of the new image (empty for END).
   virtual void on_end(std::uint32_t /*thread*/, bool /*exec*/, std::string_view /*exec_path*/) {}
+  /// SHADOWED: these allocation functions of the program were not the recorder's.
+  virtual void on_shadowed(const shadowed_functions&) {}
   /// CRASH: the process was killed by a signal after the recorder's crash handler wrote it.
   virtual void on_crash(std::uint32_t /*thread*/, const crash_info&) {}
 

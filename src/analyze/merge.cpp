@@ -591,6 +591,14 @@ struct decode_visitor {
     for (event_sink* sink : m.sinks_) sink->on_end(s.index, false, {});
   }
 
+  void operator()(const fmt::shadowed_record& r) {
+    shadowed_functions f;
+    for (unsigned i = 0; i < fmt::shadowed_count; ++i)
+      if ((r.functions >> i & 1) != 0) f.functions.emplace_back(fmt::shadowed_names[i]);
+    f.module = std::string(r.path);
+    for (event_sink* sink : m.sinks_) sink->on_shadowed(f);
+  }
+
   void operator()(const fmt::exec_record& r) {  // the image was replaced: it ended normally
     m.tick(s, r.dt);
     for (event_sink* sink : m.sinks_) sink->on_end(s.index, true, r.path);

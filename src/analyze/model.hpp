@@ -230,6 +230,13 @@ struct module_desc {
   std::uint64_t mtime_ns = 0;
 };
 
+/// Allocation functions the recorder could not hook (a SHADOWED record): their definitions in
+/// `module`, searched by the dynamic loader before the recorder, took the program's calls.
+struct shadowed_functions {
+  std::vector<std::string> functions;  // "malloc", "free", ... (trace_format::shadowed_names)
+  std::string module;
+};
+
 struct process_info {
   std::uint64_t pid = 0;
   std::uint64_t ppid = 0;

@@ -1,6 +1,8 @@
 // `lowalloc run`: starts PROGRAM with liblowalloc_trace.so preloaded, waits for it, tells the user
 // where the trace is, and exits with PROGRAM's exit status.
 #include "cli/commands.hpp"
+#include "report/common.hpp"
+#include "trace/format.hpp"
 #include "trace/launch_env.hpp"
 
 #ifndef LOWALLOC_TRACE_LIBRARY_RELATIVE
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -49,7 +52,7 @@ constexpr const char* run_usage =
     "                     writes FILE.PID)\n"
     "  --follow-exec      also trace programs PROGRAM starts with exec (each writes FILE.PID)\n"
     "  --depth N          keep at most N frames per call stack (default 128, at most 256)\n"
-    "  -q, --quiet        print nothing but errors\n"
+    "  -q, --quiet        print nothing but errors and warnings\n"
     "  -h, --help         this text\n";
 
 struct run_options {
@@ -400,6 +403,7 @@ int run_main(int argc, char** argv) {
   // printed by the recorder), "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN" when a crash
   // handler ran (recorder's crash.cpp).
   std::vector<std::string> files;
+  std::vector<std::string> shadowed;  // "PID MASK PATH": see below
   bool recorder_error = false;
   struct crash_line {
     bool seen = false;
@@ -413,6 +417,7 @@ int run_main(int argc, char** argv) {
     while (std::getline(in, line)) {
       if (line.rfind("file ", 0) == 0) files.push_back(line.substr(5));
       if (line.rfind("error ", 0) == 0) recorder_error = true;
+      if (line.rfind("shadowed ", 0) == 0) shadowed.push_back(line.substr(9));
       if (line.rfind("crash ", 0) == 0) {
         long long crash_pid = 0;
         int sig = 0;
@@ -493,6 +498,25 @@ int run_main(int argc, char** argv) {
                    "lowalloc run: %s is a script: its interpreter was traced; programs it starts "
                    "with exec are traced only with --follow-exec\n",
                    opt.program[0]);
+  }
+  // Allocation functions defined ahead of the recorder (an allocator linked into the program):
+  // the trace misses their calls. Said even with -q: it is about what the trace holds. Once per
+  // object and set of functions, whichever processes found it.
+  std::vector<std::string> said;
+  for (const std::string& s : shadowed) {
+    const std::size_t names_at = s.find(' ');
+    const std::size_t path_at =
+        names_at == std::string::npos ? names_at : s.find(' ', names_at + 1);
+    if (path_at == std::string::npos) continue;
+    const std::string what = s.substr(names_at + 1);
+    if (std::find(said.begin(), said.end(), what) != said.end()) continue;
+    said.push_back(what);
+    const unsigned long long mask = std::strtoull(s.c_str() + names_at + 1, nullptr, 10);
+    analyze::shadowed_functions f;
+    for (unsigned bit = 0; bit < trace_format::shadowed_count; ++bit)
+      if ((mask >> bit & 1) != 0) f.functions.emplace_back(trace_format::shadowed_names[bit]);
+    f.module = s.substr(path_at + 1);
+    std::fprintf(stderr, "lowalloc run: warning: %s\n", report::shadowed_text(f).c_str());
   }
   if (recorder_error && wait_errno == 0) {
     // The trace is incomplete whatever PROGRAM did: our own failure, as env(1) reports one.

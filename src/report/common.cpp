@@ -15,6 +15,19 @@ namespace lowalloc::report {
 const char* const kind_names[8] = {"malloc",         "calloc",        "realloc",  "reallocarray",
                                    "posix_memalign", "aligned_alloc", "memalign", "valloc"};
 
+std::string shadowed_text(const analyze::shadowed_functions& s) {
+  std::string names;
+  for (std::size_t i = 0; i < s.functions.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == s.functions.size() ? " and " : ", ") + s.functions[i];
+  const bool one = s.functions.size() == 1;
+  return "the program's calls to " + names + " were not recorded: " + s.module + " defines " +
+         (one ? "it" : "them") +
+         ", and the dynamic loader binds the calls to that definition, which the recorder does "
+         "not see (an allocator linked into the program, such as tcmalloc or jemalloc); the "
+         "counts are of the calls that reached the recorder only. Trace a build of the program "
+         "that allocates with the C library's malloc";
+}
+
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);

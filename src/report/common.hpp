@@ -74,6 +74,10 @@ std::string frame_text(const frame& f);
 /// bytes replaced by U+FFFD.
 std::string json_string(std::string_view s);
 
+/// What a SHADOWED record means for the counts, in a sentence: "the program's calls to malloc and
+/// free were not recorded: ...".
+std::string shadowed_text(const analyze::shadowed_functions& s);
+
 /// The sites and frames of a report, which are most of it (a hundred megabytes for 10^6 sites),
 /// made in a buffer with to_chars and written in large pieces: an ostream insertion per field,
 /// through the stream synchronized with stdio, cost more than the analysis.

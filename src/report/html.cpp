@@ -438,6 +438,8 @@ std::string page_json(const analysis& a, const report_options& ro) {
   if (!a.truncation.empty())
     notes.push_back("warning: the trace is damaged, read up to: " + a.truncation);
   if (a.running) notes.push_back("note: the process was still running when the report was made");
+  for (const analyze::shadowed_functions& s : a.shadowed)
+    notes.push_back("warning: " + shadowed_text(s));
   body.raw(",\"notes\":");
   body.array(notes.begin(), notes.end(), [&](const std::string& n) { body.text(n); });
   body.raw("}");

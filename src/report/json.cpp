@@ -262,6 +262,17 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "  \"unmatched_frees\": " << a.unmatched_frees << ",\n";
   out << "  \"lost_events\": " << a.lost_events << ",\n";
   out << "  \"stacks_lost\": " << a.stacks_lost << ",\n";
+  if (!a.shadowed.empty()) {  // only then: the golden files stay as they are
+    out << "  \"shadowed\": [";
+    for (std::size_t i = 0; i < a.shadowed.size(); ++i) {
+      out << (i == 0 ? "" : ", ") << "{\"module\": " << json_string(a.shadowed[i].module)
+          << ", \"functions\": [";
+      for (std::size_t k = 0; k < a.shadowed[i].functions.size(); ++k)
+        out << (k == 0 ? "" : ", ") << json_string(a.shadowed[i].functions[k]);
+      out << "]}";
+    }
+    out << "],\n";
+  }
   out << "  \"frees_not_seen\": " << a.frees_not_seen << ",\n";
   out << "  \"threads\": " << a.threads << ",\n";
   out << "  \"by_function\": {";

@@ -290,6 +290,7 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (a.lost_events != 0)
     line(out, "lost events", thousands(a.lost_events),
          noun(a.lost_events, "event") + " the recorder could not record: counts are low");
+  for (const analyze::shadowed_functions& s : a.shadowed) out << '\n' << shadowed_text(s) << '\n';
   if (!a.exec_path.empty())
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";

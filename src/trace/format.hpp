@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 7: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 8: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,9 +8,10 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 7;
+inline constexpr std::uint16_t version = 8;
 // Up to version 5 stack ids are a stream's (RESET voids them), from version 6 the process's (no
-// RESET); from version 7 an ORDERS record gives the order of each FREE and ADDRESSES entry. Version
+// RESET); from version 7 an ORDERS record gives the order of each FREE and ADDRESSES entry; from
+// version 8 a SHADOWED record names the allocation functions the recorder could not hook. Version
 // 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID; versions 1
 // to 3 carry the dt of ALLOC, FREE, FREE_LOCAL and FREE_KEPT in the record itself; version 4 in a
 // TICK record before the event; from version 5 a block's tick section, after its records, lists
@@ -51,6 +52,7 @@ enum tag : std::uint8_t {
   tag_module_id = 0x21,
   tag_tick = 0x22,
   tag_orders = 0x23,
+  tag_shadowed = 0x24,
 };
 
 enum alloc_kind : std::uint8_t {
@@ -63,6 +65,13 @@ enum alloc_kind : std::uint8_t {
   kind_memalign = 6,
   kind_valloc = 7,  // valloc and pvalloc
 };
+
+// The allocation functions a SHADOWED record names: bit i of its mask is shadowed_names[i]. The
+// last two stand for their families (the array, sized, aligned and nothrow forms).
+inline constexpr const char* shadowed_names[] = {
+    "malloc",        "free",     "calloc", "realloc", "reallocarray", "posix_memalign",
+    "aligned_alloc", "memalign", "valloc", "pvalloc", "operator new", "operator delete"};
+inline constexpr unsigned shadowed_count = sizeof shadowed_names / sizeof shadowed_names[0];
 
 inline constexpr std::uint64_t process_flag_fork_child = 1;
 inline constexpr std::uint64_t process_flag_exec = 2;

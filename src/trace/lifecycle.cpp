@@ -11,12 +11,15 @@
 #include "trace/sink.hpp"
 #include "trace/thread_state.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -90,6 +93,96 @@ void write_process_records(thread_state* t, std::uint64_t flags, pid_t ppid) {
   for (int i = 0; i < argc; ++i) p = fmt::put_string(p, saved_argv[i], fmt::max_string_bytes);
   commit(t, p);
 }
+
+namespace {
+
+// The objects whose definitions of allocation functions the dynamic loader binds the program's
+// calls to instead of the recorder's (found at the start, for the fork children's files too).
+struct shadowing {
+  std::uint64_t functions = 0;  // bit i: fmt::shadowed_names[i]
+  char path[1024] = {};
+};
+constexpr std::size_t max_shadowing = 4;
+shadowing shadowings[max_shadowing];
+std::size_t shadowing_count = 0;
+
+// The symbols looked up for fmt::shadowed_names: operator new(size_t) and operator delete(void*)
+// stand for theirs.
+constexpr const char* shadowed_symbols[fmt::shadowed_count] = {
+    "malloc",        "free",     "calloc", "realloc", "reallocarray", "posix_memalign",
+    "aligned_alloc", "memalign", "valloc", "pvalloc", "_Znwm",        "_ZdlPv"};
+constexpr unsigned first_operator = 10;
+
+// The global scope's definition of each function the recorder hooks for allocations, against
+// the recorder's own: the loader searches the executable before any preloaded object, so an
+// executable linked with an allocator of its own (tcmalloc, jemalloc, mimalloc, or its own
+// malloc) takes every call to the functions it defines, from its libraries and libc too, and the
+// recorder sees none of them. The recorder defines no operator new: the C++ library's calls
+// malloc, and so does a program's own that counts its allocations, but an allocator's (tcmalloc
+// and jemalloc define it, linked into the executable or not) does not. So operator new and
+// delete count as shadowed when the object defining them is the one that defines malloc. The
+// trace says so (SHADOWED) and so does lowalloc run.
+void find_shadowing() {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&find_shadowing), &self) == 0) return;
+  // The object whose malloc the program's calls reach: the one after the recorder, unless malloc
+  // is shadowed (the first function looked up below).
+  void* allocator_base = nullptr;
+  if (Dl_info next{}; dladdr(dlsym(RTLD_NEXT, "malloc"), &next) != 0)
+    allocator_base = next.dli_fbase;
+  for (unsigned i = 0; i < fmt::shadowed_count; ++i) {
+    void* f = dlsym(RTLD_DEFAULT, shadowed_symbols[i]);
+    Dl_info info{};
+    link_map* map = nullptr;
+    void* symbol_entry = nullptr;
+    if (f == nullptr || dladdr1(f, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
+        info.dli_fbase == self.dli_fbase)
+      continue;
+    // An executable built without -fPIE that takes a function's address (python3 takes malloc's
+    // and free's) exports it undefined, with the address of a PLT entry that jumps to the
+    // definition found after it (the recorder's): a call through it is recorded.
+    if (dladdr1(f, &info, &symbol_entry, RTLD_DL_SYMENT) != 0 && symbol_entry != nullptr &&
+        static_cast<const ElfW(Sym)*>(symbol_entry)->st_shndx == SHN_UNDEF)
+      continue;
+    if (i == 0) allocator_base = info.dli_fbase;
+    if (i >= first_operator && info.dli_fbase != allocator_base) continue;
+    char path[sizeof shadowings[0].path];
+    if (map == nullptr || map->l_name == nullptr || map->l_name[0] == 0) {
+      // The executable: the loader names it by its argv[0]; /proc names the file.
+      ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+      path[n > 0 ? n : 0] = 0;
+    } else {
+      std::snprintf(path, sizeof path, "%s", map->l_name);
+    }
+    std::size_t k = 0;
+    while (k < shadowing_count && std::strcmp(shadowings[k].path, path) != 0) ++k;
+    if (k == shadowing_count) {
+      if (k == max_shadowing) continue;
+      std::memcpy(shadowings[k].path, path, sizeof path);
+      ++shadowing_count;
+    }
+    shadowings[k].functions |= std::uint64_t{1} << i;
+  }
+  // For lowalloc run, which warns: "shadowed PID MASK PATH".
+  for (std::size_t k = 0; k < shadowing_count; ++k) {
+    char line[sizeof shadowings[0].path + 64];
+    std::snprintf(line, sizeof line, "%ld %llu %s", static_cast<long>(getpid()),
+                  static_cast<unsigned long long>(shadowings[k].functions), shadowings[k].path);
+    manifest("shadowed", line);
+  }
+}
+
+void write_shadowed_records(thread_state* t) {
+  for (std::size_t k = 0; k < shadowing_count; ++k) {
+    unsigned char* p = ensure_space(t, 32 + sizeof shadowings[k].path);
+    commit(t, fmt::encode(p,
+                          fmt::shadowed_record{shadowings[k].functions,
+                                               std::string_view(shadowings[k].path)},
+                          sizeof shadowings[k].path));
+  }
+}
+
+}  // namespace
 
 void write_end_records(thread_state* t) {
   unsigned char* p = ensure_space(t, 64);
@@ -205,6 +298,7 @@ bool settle_pending_fork() {
     write_thread_record(t);
     write_process_records(t, fmt::process_flag_fork_child, fork_parent_pid);
     write_module_records(t, true);
+    write_shadowed_records(t);
   }
   tls_guard = guard;
   return true;
@@ -252,12 +346,14 @@ void start_recorder(int argc, char** argv) {
     tls_guard = false;
     return;
   }
+  find_shadowing();
   thread_state* t = create_thread_state();
   tls_state = t;
   if (t != nullptr) {
     // The first block of the file carries the process and the modules.
     write_process_records(t, flags, getppid());
     write_module_records(t, true);
+    write_shadowed_records(t);
   }
   install_crash_handlers();
   tls_guard = false;

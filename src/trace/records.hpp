@@ -194,6 +194,16 @@ struct exec_record {
   std::string_view path;
 };
 
+/// SHADOWED (version 8): the allocation functions of bit mask `functions` (bit i:
+/// shadowed_names[i]) resolve to definitions in the object `path`, which the dynamic loader
+/// searches before the recorder (the executable, linked with an allocator of its own): the
+/// program's calls to them do not reach the recorder and are not in the trace.
+struct shadowed_record {
+  static constexpr std::uint8_t tag = tag_shadowed;
+  std::uint64_t functions = 0;
+  std::string_view path;
+};
+
 /// FREE_KEPT: frees the allocation with stream ordinal `ordinal` (the count of the stream's ALLOC
 /// records before it), kept by a block that listed it in no ADDRESSES (KEPT). Written as a
 /// delta from the block's previous FREE_KEPT ordinal.
@@ -519,6 +529,13 @@ inline unsigned char* encode(unsigned char* p, const exec_record& r,
                              std::size_t path_cap) noexcept {
   *p++ = exec_record::tag;
   p = put_varint(p, r.dt);
+  return put_string(p, r.path.data(), r.path.size(), path_cap);
+}
+
+inline unsigned char* encode(unsigned char* p, const shadowed_record& r,
+                             std::size_t path_cap) noexcept {
+  *p++ = shadowed_record::tag;
+  p = put_varint(p, r.functions);
   return put_string(p, r.path.data(), r.path.size(), path_cap);
 }
 
@@ -988,6 +1005,15 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
     case tag_exec: {
       exec_record rec;
       rec.dt = r.varint();
+      rec.path = r.string();
+      visit(rec);
+      break;
+    }
+    case tag_shadowed: {
+      shadowed_record rec;
+      rec.functions = r.varint();
+      if (rec.functions == 0 || rec.functions >> shadowed_count != 0)
+        r.fail("a SHADOWED record names no function, or one past the last known");
       rec.path = r.string();
       visit(rec);
       break;

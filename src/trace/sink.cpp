@@ -99,19 +99,6 @@ void remember_block(std::size_t slot, const unsigned char* data, std::size_t siz
   prefixes[slot] = prefix_slot{stream, kept};
 }
 
-void manifest(const char* kind, const char* text) {
-  if (manifest_path[0] == 0) return;
-  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return;
-  char line[4200];
-  int n = std::snprintf(line, sizeof line, "%s %s\n", kind, text);
-  if (n > 0)
-    write_all(
-        fd, line,
-        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
-  close(fd);
-}
-
 // Whether `fd` is open on the trace file.
 bool is_trace_file(int fd) {
   struct stat st;
@@ -298,6 +285,19 @@ void* writer_main(void*) {
 }
 
 }  // namespace
+
+void manifest(const char* kind, const char* text) {
+  if (manifest_path[0] == 0) return;
+  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  char line[4200];
+  int n = std::snprintf(line, sizeof line, "%s %s\n", kind, text);
+  if (n > 0)
+    write_all(
+        fd, line,
+        static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1);
+  close(fd);
+}
 
 void derive_trace_path(const char* base) {
   char candidate[sizeof trace_path];

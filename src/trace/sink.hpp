@@ -16,6 +16,9 @@ struct thread_state;
 
 // The file of this image: `path` itself, or `base.PID` (`base.PID.K` if that exists: an exec'd
 // image keeps its pid).
+// A line "KIND TEXT" for lowalloc run, in its manifest file (none without lowalloc run).
+void manifest(const char* kind, const char* text);
+
 void set_trace_path(const char* path);
 void derive_trace_path(const char* base);
 

@@ -828,6 +828,25 @@ TEST(Analyze, CompleteOnlyWithEndAndLostEvents) {
   EXPECT_TRUE(a.truncation.empty());
 }
 
+// SHADOWED records reach the analysis as function names and the object, once each however many
+// files of the process repeat them (a fork child's file starts with its parent's).
+TEST(Analyze, ShadowedFunctionsAreNamedOnce) {
+  trace_writer w(8);
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();
+  EXPECT_TRUE(run(w).shadowed.empty());
+  w.block(1, 2).shadowed(0x23, "/opt/app/server").shadowed(0x23, "/opt/app/server");
+  w.shadowed(0x200, "/opt/lib/libmine.so").end(3).end_block();
+  const analysis a = run(w);
+  ASSERT_EQ(a.shadowed.size(), 2u);
+  EXPECT_EQ(a.shadowed[0].module, "/opt/app/server");
+  EXPECT_EQ(a.shadowed[0].functions,
+            (std::vector<std::string>{"malloc", "free", "posix_memalign"}));
+  EXPECT_EQ(a.shadowed[1].module, "/opt/lib/libmine.so");
+  EXPECT_EQ(a.shadowed[1].functions, std::vector<std::string>{"pvalloc"});
+  EXPECT_EQ(a.totals.allocations, 1u);
+  EXPECT_TRUE(a.complete);
+}
+
 TEST(Analyze, CrashRecordSaysWhichSignalWhichThreadAndWhatWasNotWritten) {
   trace_writer w;
   w.block(1, 0).thread(100).stack(1, {0x1000}).alloc(1, 8, 0x10, 1).end_block();

@@ -73,10 +73,10 @@ TEST(Errors, NotATrace) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(8);
+  trace_writer w(9);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 8; this lowalloc reads versions 1 to 7"));
+  EXPECT_TRUE(contains(m, "trace format version 9; this lowalloc reads versions 1 to 8"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));

@@ -224,6 +224,27 @@ TEST(HtmlReport, EmptyAnalysis) {
   EXPECT_EQ(d["title"].s, "lowalloc report");
 }
 
+// Functions the recorder could not hook are a warning among the page's notes, and in its summary.
+TEST(HtmlReport, ShadowedFunctionsAreAWarning) {
+  lowalloc::analyze::timeline tl;
+  report_options ro;
+  ro.timeline = &tl;
+  analysis a;
+  a.shadowed.push_back({{"malloc"}, "/opt/app/server"});
+  std::ostringstream out;
+  lowalloc::report::write_html(out, a, ro);
+  const json d = decoded(out.str());
+  ASSERT_EQ(d["notes"].items.size(), 1u);
+  EXPECT_EQ(d["notes"][0u].s.rfind("warning: the program's calls to malloc were not recorded: "
+                                   "/opt/app/server defines it, and the dynamic loader binds the "
+                                   "calls to that definition, which the recorder does not see",
+                                   0),
+            0u)
+      << d["notes"][0u].s;
+  EXPECT_NE(d["summary_text"].s.find("\nthe program's calls to malloc were not recorded"),
+            std::string::npos);
+}
+
 TEST(HtmlReport, TreeSelfValuesSumToTheTotalsAndParentsComeFirst) {
   const known_page k;
   const json& d = k.data;

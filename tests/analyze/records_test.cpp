@@ -182,6 +182,7 @@ struct recorder_of_fields {
   void operator()(const fmt::lost_record& r) { add("lost", r.count); }
   void operator()(const fmt::end_record& r) { add("end", r.dt); }
   void operator()(const fmt::exec_record& r) { add("exec", r.dt, r.path); }
+  void operator()(const fmt::shadowed_record& r) { add("shadowed", r.functions, r.path); }
   template <class Items>
   void operator()(const fmt::addresses_record& r, Items& entries) {
     std::ostringstream s;
@@ -242,7 +243,7 @@ std::vector<std::string> decode_all(const std::string& payload,
 // From format version 6 an ALLOC's stack id is the difference from the block's previous ALLOC's
 // (the first's from 0): both encoders write it so, and it decodes to the ids.
 TEST(Records, Version6AllocsNameTheirStacksByDifferences) {
-  EXPECT_EQ(fmt::version, 7);
+  EXPECT_EQ(fmt::version, 8);
   std::vector<unsigned char> buf(256);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
@@ -301,6 +302,41 @@ TEST(Records, ExecCarriesItsPath) {
   const std::string payload(reinterpret_cast<const char*>(buf.data()),
                             static_cast<std::size_t>(p - buf.data()));
   EXPECT_EQ(decode_all(payload, 4), std::vector<std::string>{"exec 3 /usr/bin/env"});
+}
+
+// SHADOWED (format version 8): the functions the recorder could not hook, as a mask over
+// shadowed_names, and the object that defines them. Both encoders write the same bytes; a mask of
+// no function, or of a bit past the names, is damage.
+TEST(Records, ShadowedNamesTheFunctionsAndTheObjectThatDefinesThem) {
+  EXPECT_EQ(fmt::tag_shadowed, 0x24);
+  ASSERT_EQ(fmt::shadowed_count, 12u);
+  EXPECT_STREQ(fmt::shadowed_names[0], "malloc");
+  EXPECT_STREQ(fmt::shadowed_names[1], "free");
+  EXPECT_STREQ(fmt::shadowed_names[9], "pvalloc");
+  EXPECT_STREQ(fmt::shadowed_names[10], "operator new");
+  EXPECT_STREQ(fmt::shadowed_names[11], "operator delete");
+  std::vector<unsigned char> buf(64);
+  unsigned char* p =
+      fmt::encode(buf.data(), fmt::shadowed_record{0x0F, "/opt/app/bin/server"}, 4096);
+  const std::string payload(reinterpret_cast<const char*>(buf.data()),
+                            static_cast<std::size_t>(p - buf.data()));
+  trace_writer w(8);
+  w.begin_block(1).shadowed(0x0F, "/opt/app/bin/server");
+  EXPECT_EQ(payload, w.payload());
+  EXPECT_EQ(decode_all(payload + w.tick_section(), 8),
+            std::vector<std::string>{"shadowed 15 /opt/app/bin/server"});
+  for (const std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{1} << 12}) {
+    trace_writer b(8);
+    b.begin_block(1).shadowed(bad, "/x");
+    try {
+      decode_all(b.payload() + b.tick_section(), 8);
+      ADD_FAILURE() << "mask " << bad << " decoded";
+    } catch (const payload_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a SHADOWED record names no function"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // CRASH, in its own test (a record of format version 3): the encoder writes what the
@@ -383,7 +419,7 @@ TEST(Records, Version7BlocksEndWithTheOrdersOfTheirFreesAndListedAllocations) {
 // block's tick section lists them. Both decode to the events of the version 3 encoding of the same
 // block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 7);
+  EXPECT_EQ(fmt::version, 8);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);

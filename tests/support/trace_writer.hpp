@@ -387,6 +387,14 @@ class trace_writer {
     put_varint(payload_, dt(t));
     return *this;
   }
+  /// SHADOWED (version 8): the functions of mask `functions` are defined by `path`, ahead of the
+  /// recorder.
+  trace_writer& shadowed(std::uint64_t functions, const std::string& path) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_shadowed);
+    put_varint(payload_, functions);
+    put_string(payload_, path);
+    return *this;
+  }
   /// CRASH: signal `signal` in thread `tid`, with `flags`, and the (tid, allocations, bytes) of
   /// the threads whose block was not written.
   struct crash_entry {

@@ -1290,6 +1290,102 @@ TEST_F(trace_test, static_program_is_refused) {
   EXPECT_FALSE(fs::exists(d / "x.trace"));
 }
 
+// A program that defines malloc, free, calloc and realloc itself (as one linked with tcmalloc or
+// jemalloc does) takes every call to them before the recorder can: the trace records what still
+// reaches the recorder, exactly, and says which functions it could not see and where they are
+// defined, in the report's text and JSON and in lowalloc run's warning (the HTML page's notes:
+// tests/analyze/html_test.cpp). A program that
+// does not define them gets none of it.
+TEST_F(trace_test, a_program_with_its_own_malloc_is_told_what_was_not_recorded) {
+  // K x malloc/free, unseen; K x posix_memalign seen, their frees (the program's free) unseen.
+  expected e;
+  e.allocations = e.leaked_allocations = k_iterations;
+  e.bytes = e.leaked_bytes = 48 * k_iterations;
+  e.by_kind = kinds({{fmt::kind_posix_memalign, k_iterations}});
+  expect_counts(delta("own_malloc", k_iterations), e);
+
+  fs::path d = fresh_dir();
+  const fs::path file = d / "x.trace";
+  command_result r = run_command(
+      {lowalloc_cli, "run", "-q", "-o", file.string(), "--", program("own_malloc"), "10"}, d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string exe = fs::canonical(program("own_malloc")).string();
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc run: warning: the program's calls to malloc, free, calloc "
+                       "and realloc were not recorded: " +
+                           exe + " defines them"))
+      << r.err;
+  const analyze::analysis a = read_complete(file);
+  ASSERT_EQ(a.shadowed.size(), 1u);
+  EXPECT_EQ(a.shadowed[0].module, exe);
+  EXPECT_EQ(a.shadowed[0].functions,
+            (std::vector<std::string>{"malloc", "free", "calloc", "realloc"}));
+  EXPECT_EQ(a.allocations_by_kind[fmt::kind_malloc], 0u) << "every malloc went to the program's";
+  EXPECT_EQ(census(file).of(fmt::tag_shadowed), 1);
+
+  command_result text = run_command({lowalloc_cli, "report", file.string()}, d);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out,
+                       "\nthe program's calls to malloc, free, calloc and realloc were "
+                       "not recorded: " +
+                           exe + " defines them, and the dynamic loader binds the calls"))
+      << text.out;
+  command_result json = run_command({lowalloc_cli, "report", file.string(), "--format", "json"}, d);
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"shadowed\": [{\"module\": \"" + exe +
+                                     "\", \"functions\": [\"malloc\", \"free\", \"calloc\", "
+                                     "\"realloc\"]}],\n"))
+      << json.out;
+
+  traced plain = trace("malloc_loop", {"10"});
+  ASSERT_EQ(plain.run.status, 0) << plain.run.err;
+  EXPECT_FALSE(contains(plain.run.err, "warning")) << plain.run.err;
+  EXPECT_TRUE(read_complete(plain.trace).shadowed.empty());
+  EXPECT_EQ(census(plain.trace).of(fmt::tag_shadowed), 0);
+  command_result plain_json =
+      run_command({lowalloc_cli, "report", plain.trace.string(), "--format", "json"}, d);
+  EXPECT_FALSE(contains(plain_json.out, "shadowed")) << plain_json.out;
+}
+
+// An allocator library linked to the program (as libtcmalloc.so or libjemalloc.so is) defines
+// malloc and free, which the preloaded recorder comes before, and operator new and delete, which
+// it does not define: the mallocs are recorded exactly on their way to the library, the C++
+// allocations go to the library without calling malloc, and the trace says so. A program whose own
+// operator new calls malloc has every allocation recorded and nothing said.
+TEST_F(trace_test, an_allocator_librarys_operator_new_is_named_and_a_counting_one_is_not) {
+  expect_counts(delta("own_allocator", k_iterations), malloc_free_pairs(k_iterations, 24));
+  traced t = trace("own_allocator", {"10"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  fs::path library;
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(fs::path(program("own_allocator")).parent_path()))
+    if (e.path().filename() == "libtrace_own_allocator.so") library = fs::canonical(e.path());
+  ASSERT_FALSE(library.empty());
+  EXPECT_TRUE(contains(t.run.err,
+                       "lowalloc run: warning: the program's calls to operator new and "
+                       "operator delete were not recorded: " +
+                           library.string() + " defines them"))
+      << t.run.err;
+  const analyze::analysis a = read_complete(t.trace);
+  ASSERT_EQ(a.shadowed.size(), 1u);
+  EXPECT_EQ(fs::canonical(a.shadowed[0].module), library);
+  EXPECT_EQ(a.shadowed[0].functions, (std::vector<std::string>{"operator new", "operator delete"}));
+
+  expect_counts(delta("counting_new", k_iterations), malloc_free_pairs(k_iterations, 40));
+  traced counting = trace("counting_new", {"10"});
+  ASSERT_EQ(counting.run.status, 0) << counting.run.err;
+  EXPECT_FALSE(contains(counting.run.err, "warning")) << counting.run.err;
+  EXPECT_TRUE(read_complete(counting.trace).shadowed.empty());
+
+  // Not position-independent, taking malloc's and free's addresses (python3): the executable
+  // exports them undefined, at PLT entries that lead to the recorder. Nothing is shadowed.
+  expect_counts(delta("malloc_pointer", k_iterations), malloc_free_pairs(k_iterations, 32));
+  traced pointer = trace("malloc_pointer", {"10"});
+  ASSERT_EQ(pointer.run.status, 0) << pointer.run.err;
+  EXPECT_FALSE(contains(pointer.run.err, "warning")) << pointer.run.err;
+  EXPECT_TRUE(read_complete(pointer.trace).shadowed.empty());
+}
+
 TEST_F(trace_test, missing_and_non_executable_programs) {
   fs::path d = fresh_dir();
   command_result missing =
