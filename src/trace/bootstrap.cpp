@@ -32,6 +32,7 @@ void resolve_real_functions() {
 #define LOWALLOC_RESOLVE(shape, name, member, result, params, args) resolve_one(real.member, #name);
     LOWALLOC_HOOKS(LOWALLOC_RESOLVE)
 #undef LOWALLOC_RESOLVE
+    resolve_operators();
     tls_resolving = false;
     resolve_state.store(2, std::memory_order_release);
     return;

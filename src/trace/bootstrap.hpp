@@ -28,6 +28,9 @@ extern __thread bool tls_resolving;
 // Looks every real function up (or waits for the thread that does).
 void resolve_real_functions();
 
+// Looks up the next definition of each C++ allocation operator (operators.cpp) not found yet.
+void resolve_operators();
+
 // True when the real functions can be called; false while this thread is resolving them.
 inline bool ready() {
   if (LOWALLOC_LIKELY(resolve_state.load(std::memory_order_acquire) == 2)) return true;

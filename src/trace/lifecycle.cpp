@@ -117,42 +117,38 @@ constexpr unsigned first_operator = 10;
 // the recorder's own: the loader searches the executable before any preloaded object, so an
 // executable linked with an allocator of its own (tcmalloc, jemalloc, mimalloc, or its own
 // malloc) takes every call to the functions it defines, from its libraries and libc too, and the
-// recorder sees none of them. The recorder defines no operator new: the C++ library's calls
-// malloc, and so does a program's own that counts its allocations, but an allocator's (tcmalloc
-// and jemalloc define it, linked into the executable or not) does not. So operator new and
-// delete count as shadowed when the object defining them is the one that defines malloc. The
-// trace says so (SHADOWED) and so does lowalloc run.
+// recorder sees none of them. The same goes for operator new and delete (operators.cpp) when
+// the executable defines them, but only an allocator's do not call malloc: a program's own that
+// counts its allocations does, and is recorded there. So they count as shadowed when the object
+// defining them is the one whose malloc the program's calls reach. The trace says so (SHADOWED)
+// and so does lowalloc run.
 void find_shadowing() {
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&find_shadowing), &self) == 0) return;
+  const void* self = object_containing(reinterpret_cast<void*>(&find_shadowing));
   // The object whose malloc the program's calls reach: the one after the recorder, unless malloc
   // is shadowed (the first function looked up below).
-  void* allocator_base = nullptr;
-  if (Dl_info next{}; dladdr(dlsym(RTLD_NEXT, "malloc"), &next) != 0)
-    allocator_base = next.dli_fbase;
+  const void* allocator = object_containing(dlsym(RTLD_NEXT, "malloc"));
   for (unsigned i = 0; i < fmt::shadowed_count; ++i) {
     void* f = dlsym(RTLD_DEFAULT, shadowed_symbols[i]);
-    Dl_info info{};
-    link_map* map = nullptr;
-    void* symbol_entry = nullptr;
-    if (f == nullptr || dladdr1(f, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
-        info.dli_fbase == self.dli_fbase)
-      continue;
+    const char* name = "";
+    const void* object = object_containing(f, &name);
+    if (object == nullptr || object == self) continue;
     // An executable built without -fPIE that takes a function's address (python3 takes malloc's
     // and free's) exports it undefined, with the address of a PLT entry that jumps to the
     // definition found after it (the recorder's): a call through it is recorded.
+    Dl_info info{};
+    void* symbol_entry = nullptr;
     if (dladdr1(f, &info, &symbol_entry, RTLD_DL_SYMENT) != 0 && symbol_entry != nullptr &&
         static_cast<const ElfW(Sym)*>(symbol_entry)->st_shndx == SHN_UNDEF)
       continue;
-    if (i == 0) allocator_base = info.dli_fbase;
-    if (i >= first_operator && info.dli_fbase != allocator_base) continue;
+    if (i == 0) allocator = object;
+    if (i >= first_operator && object != allocator) continue;
     char path[sizeof shadowings[0].path];
-    if (map == nullptr || map->l_name == nullptr || map->l_name[0] == 0) {
-      // The executable: the loader names it by its argv[0]; /proc names the file.
+    if (name[0] == 0) {
+      // The executable: /proc names its file.
       ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
       path[n > 0 ? n : 0] = 0;
     } else {
-      std::snprintf(path, sizeof path, "%s", map->l_name);
+      std::snprintf(path, sizeof path, "%s", name);
     }
     std::size_t k = 0;
     while (k < shadowing_count && std::strcmp(shadowings[k].path, path) != 0) ++k;

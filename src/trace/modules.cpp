@@ -165,4 +165,36 @@ void modules_fork_parent() { pthread_mutex_unlock(&module_mutex); }
 
 void modules_fork_child() { pthread_mutex_init(&module_mutex, nullptr); }
 
+namespace {
+
+struct containing_search {
+  std::uintptr_t address;
+  const void* phdr;
+  const char* name;
+};
+
+int find_containing(dl_phdr_info* info, std::size_t, void* data) {
+  auto* s = static_cast<containing_search*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (s->address - start < ph.p_memsz) {
+      s->phdr = info->dlpi_phdr;
+      s->name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const void* object_containing(const void* address, const char** name) {
+  containing_search s{reinterpret_cast<std::uintptr_t>(address), nullptr, ""};
+  if (address != nullptr) dl_iterate_phdr(find_containing, &s);
+  if (name != nullptr) *name = s.name;
+  return s.phdr;
+}
+
 }  // namespace lowalloc::trace

@@ -18,6 +18,11 @@ void write_module_records(thread_state* t, bool all);
 // After dlopen or dlclose: the calling thread writes what changed.
 void after_module_change();
 
+// The loaded object whose PT_LOAD segments hold `address`: its program headers, which tell
+// objects apart (nullptr if none holds it), and its name as the loader gives it ("" for the
+// executable) in `*name`. Cheaper than dladdr, which also searches the object's symbols.
+const void* object_containing(const void* address, const char** name = nullptr);
+
 // Around fork: the module table's lock is taken first and held across it.
 void modules_fork_prepare();
 void modules_fork_parent();

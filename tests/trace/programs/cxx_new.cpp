@@ -1,6 +1,8 @@
 // K x each of: new/delete of a 40-byte object, new[]/delete[] of 10 ints (40 bytes, no
 // cookie), new[]/delete[] of 3 objects with a destructor (3 x 8 bytes + an 8-byte cookie),
-// and new/delete of an alignas(64) type (aligned operator new).
+// and new/delete of an alignas(64) type (aligned operator new). First a new[] too large to
+// succeed, whose bad_alloc the program catches: it records nothing, and the thread records on.
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -26,6 +28,12 @@ struct alignas(64) aligned {
 
 int main(int argc, char** argv) {
   long k = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 0;
+  volatile std::size_t too_large = SIZE_MAX / 4;
+  try {
+    escape(new char[too_large]);
+    return 3;
+  } catch (const std::bad_alloc&) {
+  }
   for (long i = 0; i < k; ++i) {
     object* o = new object();
     escape(o);

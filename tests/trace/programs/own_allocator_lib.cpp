@@ -1,7 +1,6 @@
-// An allocator library, as libtcmalloc.so and libjemalloc.so are: it defines malloc and free,
-// which the preloaded recorder comes before (it records the calls and passes them on here), and
-// operator new and delete, which the recorder does not define: the program's C++ allocations
-// come here without calling malloc, and no recorder of malloc sees them.
+// An allocator library, as libtcmalloc.so and libjemalloc.so are: it defines malloc and free, and
+// operator new and delete, which do not call malloc. The preloaded recorder comes before all four
+// (it defines the operators too), records the calls and passes them on here.
 #include <cstddef>
 #include <new>
 
@@ -15,5 +14,11 @@ void* operator new(std::size_t n) {
   if (void* p = __libc_malloc(n != 0 ? n : 1)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = __libc_malloc(n != 0 ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
 void operator delete(void* p) noexcept { __libc_free(p); }
 void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
