@@ -79,7 +79,7 @@ constexpr const char* symbols[form_count] = {
 
 // The next definition of each operator's symbol, and whether it is the allocator's (then the
 // operator records the call). Looked up with the real functions, and again for those not found
-// yet when one of them is called (a C program that loads a C++ library).
+// yet when one of them is called (a C program that has loaded a C++ library since).
 struct next_operator {
   std::atomic<void*> address{nullptr};
   std::atomic<bool> records{false};
@@ -89,6 +89,20 @@ next_operator next[form_count];
 // Null until looked up, and for an operator that records.
 std::atomic<void*> pass[form_count];
 
+// A C++ runtime loaded outside the global scope, by a library that a program without one loaded
+// with dlopen (python3 loading an extension written in C++, RTLD_LOCAL): that library's calls of
+// the operators reach the recorder's first, and the runtime's are what they reached before.
+void* in_cxx_runtime(const char* symbol) {
+  for (const char* runtime : {"libstdc++.so.6", "libc++.so.1", "libc++abi.so.1"}) {
+    void* handle = real.dlopen(runtime, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    void* f = dlsym(handle, symbol);
+    real.dlclose(handle);
+    if (f != nullptr) return f;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void resolve_operators() {
@@ -96,6 +110,7 @@ void resolve_operators() {
   for (unsigned i = 0; i < form_count; ++i) {
     if (next[i].address.load(std::memory_order_acquire) != nullptr) continue;
     void* f = dlsym(RTLD_NEXT, symbols[i]);
+    if (f == nullptr) f = in_cxx_runtime(symbols[i]);
     if (f == nullptr) continue;
     const bool records = allocator != nullptr && object_containing(f) == allocator;
     next[i].records.store(records, std::memory_order_relaxed);

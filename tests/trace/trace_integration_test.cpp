@@ -1383,6 +1383,16 @@ TEST_F(trace_test, an_allocator_librarys_operator_new_is_recorded_and_a_counting
   EXPECT_FALSE(contains(counting.run.err, "warning")) << counting.run.err;
   EXPECT_TRUE(read_complete(counting.trace).shadowed.empty());
 
+  // A C program that loads a C++ library with dlopen (python3 and an extension module): the
+  // library's libstdc++ is outside the global scope, and the recorder's operators, which its calls
+  // reach first, pass them on to it: counted through its malloc, and its bad_alloc caught.
+  const std::string cxx_library =
+      (fs::path(program("dlopen_cxx")).parent_path() / "libtrace_dlopen_cxx.so").string();
+  expect_counts(delta("dlopen_cxx", k_iterations, {cxx_library}),
+                malloc_free_pairs(k_iterations, 40));
+  traced cxx = trace("dlopen_cxx", {"10", cxx_library});
+  EXPECT_EQ(cxx.run.status, 0) << cxx.run.err;
+
   // Not position-independent, taking malloc's and free's addresses (python3): the executable
   // exports them undefined, at PLT entries that lead to the recorder. Nothing is shadowed.
   expect_counts(delta("malloc_pointer", k_iterations), malloc_free_pairs(k_iterations, 32));
