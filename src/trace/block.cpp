@@ -147,13 +147,21 @@ void write_addresses(thread_state* t) {
     return;
   }
   std::size_t n = 0;
-  for (std::size_t i = 0; i < local_capacity; ++i)
-    if (t->local[i].addr != 0) t->scratch[n++] = t->local[i];
-  for (std::size_t i = 0; i < t->evicted_count; ++i) t->scratch[n++] = t->evicted[i];
+  std::uintptr_t addresses = 0;  // their bits, for kept_fits
+  for (std::size_t i = 0; i < local_capacity; ++i) {
+    if (t->local[i].addr == 0) continue;
+    addresses |= t->local[i].addr;
+    t->scratch[n++] = t->local[i];
+  }
+  for (std::size_t i = 0; i < t->evicted_count; ++i) {
+    addresses |= t->evicted[i].addr;
+    t->scratch[n++] = t->evicted[i];
+  }
   // The block-local table is emptied when the next block begins (local_count stays non-zero
   // until then): its space is the sort's spare room.
   local_entry* sorted = sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal);
-  if (t->keeps && kept_reserve(t->kept, n)) {
+  if (t->keeps && kept_fits(addresses, t->ordinal_base + t->alloc_ordinal) &&
+      kept_reserve(t->kept, n)) {
     write_kept(t, sorted, n);
     write_orders(t, nullptr, 0);
     return;

@@ -187,8 +187,8 @@ void stop_keeping(thread_state* t) {
     fmt::live_list_encoder entries;
     for (std::size_t k = 0; k < n; ++slot) {
       const kept_entry& e = t->kept.slots[slot];
-      if (e.addr <= kept_removed) continue;
-      p = entries.encode(p, fmt::live_entry{e.ordinal, e.addr});
+      if (e.key() <= kept_removed) continue;
+      p = entries.encode(p, fmt::live_entry{e.ordinal(), e.addr()});
       ++k;
     }
     commit(t, p);
