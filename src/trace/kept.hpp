@@ -17,10 +17,10 @@
 namespace lowalloc::trace {
 
 // An entry in 12 bytes: the address divided by 8 and the ordinal, 48 bits each. The table holds
-// an entry for every block the program keeps alive, in the traced process's own memory: in 16
-// bytes, at the loads the table had, it added 32 to 85 bytes a live block (python3 building a
-// dict of 300,000 strings: 113 MB of peak memory against 67 MB untraced). An address or an
-// ordinal that does not fit (kept_fits) is not kept: its block writes ADDRESSES.
+// an entry for every block the program keeps alive, in the traced process's own memory: 24 to 64
+// bytes a live block at its loads, 32 to 85 with 16-byte entries (python3 building a dict of
+// 300,000 strings: 100.2 MiB of peak memory traced, 111.0 MiB before, 66.2 MiB untraced). An
+// address or an ordinal that does not fit (kept_fits) is not kept: its block writes ADDRESSES.
 struct kept_entry {
   std::uint32_t word[3];
 
@@ -56,8 +56,7 @@ inline bool kept_fits(std::uintptr_t addresses, std::uint64_t ordinal_end) noexc
 }
 
 // Linear probing in anonymous memory (the recorder must not call malloc). Entries and removed
-// ones fill at most 5/8 of the slots; a table rebuilt holds at most half (16-byte entries were
-// rebuilt to 3/8 and grown at 1/2). A take leaves a
+// ones fill at most half the slots; a table rebuilt holds at most 3/8. A take leaves a
 // removed entry unless it ends its run: deletion by backward shift walked to the end of the run,
 // and the page windows below make runs long (python3 building a dict: 26 slots read and 146
 // instructions a take, more than the rest of the free's recording). A removed entry always has a
@@ -89,7 +88,7 @@ inline void kept_prefetch(const kept_table& k, std::uintptr_t addr) {
 bool kept_take(kept_table& k, std::uintptr_t addr, std::uint64_t* ordinal);
 
 // Room for `more` entries without growing; false when the memory for it cannot be had. Grows
-// the table, or rebuilds it without its removed entries, when they would fill 5/8 of it.
+// the table, or rebuilds it without its removed entries, when they would fill half of it.
 bool kept_reserve(kept_table& k, std::size_t more);
 
 // Adds `addr` (room reserved; the address and ordinal fit: kept_fits). If it was kept already,
