@@ -27,20 +27,22 @@ __attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::ui
                                                   std::size_t n, std::uint64_t hash,
                                                   std::size_t slot, std::uint64_t stamp) {
   stack_table& s = t->stacks;
-  const new_stack_id got = add_stack(s, ips, n, hash, slot, t->generation, stamp, t->clock,
-                                     many_threads.load(std::memory_order_relaxed));
-  if (got.id == 0 || !got.define) return got.id;
   const std::uintptr_t* previous = s.written_ips;
   const std::size_t previous_n = s.written_n;
   std::size_t shared = 0;
   while (shared < n && shared < previous_n &&
          ips[n - 1 - shared] == previous[previous_n - 1 - shared])
     ++shared;
+  const new_stack_id got =
+      add_stack(s, ips, n, hash, slot, t->generation, stamp, t->clock,
+                many_threads.load(std::memory_order_relaxed), s.written, shared);
+  if (got.id == 0 || !got.define) return got.id;
   unsigned char* p = ensure_space(t, 48 + n * 10 + 64);
   p = shared >= 2 ? fmt::encode_stack_shared(p, got.id, ips, n, shared)
                   : fmt::encode_stack(p, got.id, ips, n);
   commit(t, p);
-  s.written_ips = got.ips;
+  s.written = got.frames;
+  std::memcpy(s.written_ips, ips, n * sizeof *ips);
   s.written_n = n;
   // The record's time in the merge is the stream's clock now.
   stack_defined(s, hash, got.id, t->clock);

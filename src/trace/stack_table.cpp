@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <cstring>
+#include <new>
 
 namespace lowalloc::trace {
 
@@ -32,7 +34,7 @@ struct process_entry {
   std::uint64_t hash;
   std::uint32_t id;
   std::uint32_t n;
-  const std::uintptr_t* ips;
+  const stack_frames* frames;
   std::uint64_t defined_at;
 };
 
@@ -62,10 +64,19 @@ class process_lock {
   process_lock& operator=(const process_lock&) = delete;
 };
 
-// A copy of ips[0..n) in `chunk`'s chunks; nullptr when out of memory. (max_depth_limit frames
-// are 2 KiB: a stack always fits a new chunk.)
-const std::uintptr_t* store_frames(frame_chunk*& chunk, const std::uintptr_t* ips, std::size_t n) {
-  if (chunk == nullptr || chunk->capacity - chunk->used < n) {
+// The frames ips[0..n) in `chunk`'s chunks, the outermost `common` of them as those of `parent`
+// when that saves some and its chain stays short, else all of them; nullptr when out of memory.
+// (max_depth_limit frames are 2 KiB: a stack always fits a new chunk.)
+const stack_frames* store_frames(frame_chunk*& chunk, const std::uintptr_t* ips, std::size_t n,
+                                 const stack_frames* parent, std::size_t common) {
+  constexpr std::size_t header = sizeof(stack_frames) / sizeof(std::uintptr_t);
+  if (parent == nullptr || common <= header || parent->hops >= stack_frames::max_hops) {
+    parent = nullptr;
+    common = 0;
+  }
+  const std::size_t added = n - common;
+  const std::size_t words = header + added;
+  if (chunk == nullptr || chunk->capacity - chunk->used < words) {
     auto* fresh = static_cast<frame_chunk*>(map_memory(chunk_bytes));
     if (fresh == nullptr) return nullptr;
     fresh->capacity = (chunk_bytes - offsetof(frame_chunk, ips)) / sizeof(std::uintptr_t);
@@ -73,9 +84,12 @@ const std::uintptr_t* store_frames(frame_chunk*& chunk, const std::uintptr_t* ip
     chunk = fresh;
   }
   std::uintptr_t* stored = chunk->ips + chunk->used;
-  chunk->used += n;
-  std::memcpy(stored, ips, n * sizeof *ips);
-  return stored;
+  chunk->used += words;
+  auto* f = new (stored)
+      stack_frames{parent, static_cast<std::uint16_t>(added), static_cast<std::uint16_t>(common),
+                   parent == nullptr ? 1 : parent->hops + 1};
+  std::memcpy(stored + header, ips, added * sizeof *ips);
+  return f;
 }
 
 template <class Entry>
@@ -109,7 +123,7 @@ std::size_t slot_of(const Entry* entries, std::size_t capacity, std::uint64_t ha
   std::size_t i = static_cast<std::size_t>(hash) & mask;
   for (; entries[i].id != 0; i = (i + 1) & mask) {
     const Entry& e = entries[i];
-    if (e.hash == hash && e.n == n && std::memcmp(e.ips, ips, n * sizeof *ips) == 0) break;
+    if (e.hash == hash && e.n == n && same_frames(e.frames, ips, n)) break;
   }
   return i;
 }
@@ -125,12 +139,27 @@ process_entry* entry_of(process_entry* entries, std::size_t capacity, std::uint6
   return nullptr;
 }
 
+// The n frames of `f`, innermost first, into out[0..n).
+void read_frames(const stack_frames* f, std::size_t n, std::uintptr_t* out) {
+  std::size_t rest = n;
+  for (;; f = f->parent) {
+    if (rest <= f->shared) continue;
+    const std::size_t own = rest - f->shared;
+    std::memcpy(out, f->ips() + (f->added - own), own * sizeof *out);
+    out += own;
+    rest = f->shared;
+    if (rest == 0) return;
+  }
+}
+
 // Adds `e` to the process's index unless it has the stack already (under another id: two threads
-// met it before either published it); false when out of memory.
+// met it before either published it); false when out of memory. With the lock held.
 bool put_process(const process_entry& e) {
   process_table& p = g_process;
   if (!reserve_one(p.entries, p.capacity, p.size, p.entries != nullptr)) return false;
-  const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, e.ips, e.n);
+  static std::uintptr_t ips[max_depth_limit];  // under the lock
+  read_frames(e.frames, e.n, ips);
+  const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, ips, e.n);
   if (p.entries[slot].id != 0) return true;
   p.entries[slot] = e;
   ++p.size;
@@ -156,7 +185,7 @@ bool publish_locked(stack_table& s, std::uint32_t generation, std::uint64_t now)
     const stack_entry& e = s.entries[i];
     if (e.id == 0) continue;
     const std::uint64_t at = e.id == s.pending_id ? not_defined_yet : now;
-    if (!put_process(process_entry{e.hash, e.id, e.n, e.ips, at})) break;
+    if (!put_process(process_entry{e.hash, e.id, e.n, e.frames, at})) break;
   }
   s.published_epoch = p.epoch;
   return true;
@@ -166,7 +195,8 @@ bool publish_locked(stack_table& s, std::uint32_t generation, std::uint64_t now)
 
 new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n, std::uint64_t hash,
                        std::size_t slot, std::uint32_t generation, std::uint64_t stamp,
-                       std::uint64_t now, bool shared) {
+                       std::uint64_t now, bool shared, const stack_frames* parent,
+                       std::size_t common) {
   constexpr new_stack_id none{0, nullptr, false};
   if ((s.size + 1) * 2 > s.capacity) {
     if (!reserve_one(s.entries, s.capacity, s.size, s.capacity > first_table_capacity)) return none;
@@ -174,8 +204,8 @@ new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
   }
   new_stack_id got{0, nullptr, true};
   if (!shared) {
-    got.ips = store_frames(s.chunk, ips, n);
-    if (got.ips == nullptr) return none;
+    got.frames = store_frames(s.chunk, ips, n, parent, common);
+    if (got.frames == nullptr) return none;
     got.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   } else {
     process_lock lock;
@@ -191,20 +221,20 @@ new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
     }
     if (known != nullptr && known->id != 0) {
       got.id = known->id;
-      got.ips = known->ips;
+      got.frames = known->frames;
       got.define = known->defined_at >= stamp;
     } else {
-      got.ips = store_frames(p.chunk, ips, n);
-      if (got.ips == nullptr) return none;
+      got.frames = store_frames(p.chunk, ips, n, parent, common);
+      if (got.frames == nullptr) return none;
       got.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
       if (can_put) {
         p.entries[at] =
-            process_entry{hash, got.id, static_cast<std::uint32_t>(n), got.ips, not_defined_yet};
+            process_entry{hash, got.id, static_cast<std::uint32_t>(n), got.frames, not_defined_yet};
         ++p.size;
       }
     }
   }
-  s.entries[slot] = stack_entry{hash, got.id, static_cast<std::uint32_t>(n), got.ips};
+  s.entries[slot] = stack_entry{hash, got.id, static_cast<std::uint32_t>(n), got.frames};
   ++s.size;
   if (got.define) s.pending_id = got.id;
   s.last_id = got.id;
@@ -233,6 +263,7 @@ void reset_stacks(stack_table& s) {
   ++s.generation;
   s.last_id = 0;
   s.last_n = 0;
+  s.written = nullptr;
   s.written_n = 0;
   s.published_epoch = 0;
   s.pending_id = 0;

@@ -1,0 +1,172 @@
+// The recorder's tables of stack ids (src/trace/stack_table.cpp, built into this test: the tracer
+// module it belongs to cannot be linked into one): stacks stored as their own frames and the
+// outermost frames of the stack stored before them, found again by their frames, in a thread's
+// table and through the process's.
+#include "trace/stack_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace {
+
+using lowalloc::trace::add_stack;
+using lowalloc::trace::find_stack;
+using lowalloc::trace::first_table_capacity;
+using lowalloc::trace::new_stack_id;
+using lowalloc::trace::publish_stacks;
+using lowalloc::trace::stack_defined;
+using lowalloc::trace::stack_entry;
+using lowalloc::trace::stack_frames;
+using lowalloc::trace::stack_table;
+
+using frames = std::vector<std::uintptr_t>;
+
+// A thread's table, its first entries in memory of the test's as the recorder's are in the
+// thread's mapping.
+struct thread_table {
+  std::vector<stack_entry> first{first_table_capacity};
+  stack_table s{};
+  thread_table() {
+    s.entries = first.data();
+    s.capacity = first_table_capacity;
+  }
+  ~thread_table() { lowalloc::trace::release_stacks(s); }
+};
+
+std::uint64_t hash_of(const frames& f) {
+  std::uint64_t h = f.size();
+  for (std::uintptr_t ip : f) h = (h ^ ip) * 0x9E3779B97F4A7C15u;
+  return h ^ h >> 29;
+}
+
+// What the recorder's new_stack does: the outermost frames shared with the stack defined last
+// are stored as that one's; returns the id.
+std::uint32_t add(thread_table& t, const frames& f, bool shared_process = false,
+                  std::uint64_t stamp = 1) {
+  stack_table& s = t.s;
+  std::size_t slot = 0;
+  const std::uint64_t hash = hash_of(f);
+  EXPECT_EQ(find_stack(s, f.data(), f.size(), hash, slot), 0u);
+  std::size_t common = 0;
+  while (common < f.size() && common < s.written_n &&
+         f[f.size() - 1 - common] == s.written_ips[s.written_n - 1 - common])
+    ++common;
+  const new_stack_id got =
+      add_stack(s, f.data(), f.size(), hash, slot, 0, stamp, 0, shared_process, s.written, common);
+  EXPECT_NE(got.id, 0u);
+  if (got.define) {
+    s.written = got.frames;
+    std::copy(f.begin(), f.end(), s.written_ips);
+    s.written_n = f.size();
+    stack_defined(s, hash, got.id, 0);
+  }
+  return got.id;
+}
+
+std::uint32_t find(thread_table& t, const frames& f) {
+  std::size_t slot = 0;
+  return find_stack(t.s, f.data(), f.size(), hash_of(f), slot);
+}
+
+// Stack i of a deep recursion, as tests/bench/corpus/distinct_stacks.cpp makes them: 30 outer
+// frames, then one of two return addresses a level for `bits` levels by the bits of i, then one
+// of four call sites.
+frames recursion_stack(unsigned i, int bits, unsigned site) {
+  frames f;
+  f.push_back(0x401000 + 16 * site);
+  for (int b = 0; b < bits; ++b) {
+    const auto level = static_cast<std::uintptr_t>(b);
+    f.push_back((i >> b & 1) != 0 ? 0x402000 + level : 0x403000 + level);
+  }
+  for (int k = 29; k >= 0; --k) f.push_back(0x7f0000010000u + 0x100u * static_cast<unsigned>(k));
+  return f;
+}
+
+// Every stack is found by its frames with the id it was given, through chains of stored frames,
+// and a stack that differs in one frame, at any depth, is not.
+TEST(StackTable, FindsChainedStacksByTheirFrames) {
+  thread_table t;
+  constexpr int bits = 11;
+  std::map<frames, std::uint32_t> ids;
+  std::size_t all_frames = 0;
+  for (unsigned i = 0; i < 1u << bits; ++i) {
+    for (unsigned site = 0; site < 4; ++site) {
+      frames f = recursion_stack(i, bits, site);
+      ids[f] = add(t, f);
+      all_frames += f.size();
+    }
+  }
+  ASSERT_EQ(ids.size(), 4u << bits);
+  // What is stored: each stack's own frames, and a stack stored whole at least every max_hops.
+  std::size_t stored = 0;
+  for (std::size_t i = 0; i < t.s.capacity; ++i) {
+    const stack_entry& e = t.s.entries[i];
+    if (e.id == 0) continue;
+    ASSERT_LE(e.frames->hops, stack_frames::max_hops);
+    ASSERT_EQ(e.frames->added + e.frames->shared, e.n);
+    stored += e.frames->added;
+  }
+  EXPECT_LT(stored * 4, all_frames) << stored << " of " << all_frames << " frames stored";
+  for (const auto& [f, id] : ids) {
+    ASSERT_EQ(find(t, f), id);
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      frames other = f;
+      other[k] ^= 0x8;
+      ASSERT_EQ(find(t, other), 0u) << "frame " << k << " changed";
+    }
+    frames shorter(f.begin(), f.end() - 1);
+    ASSERT_EQ(find(t, shorter), 0u);
+  }
+}
+
+// Stacks that share no outer frames, or too few to save anything, are stored whole.
+TEST(StackTable, StacksSharingFewFramesAreStoredWhole) {
+  thread_table t;
+  const frames a{0x1000, 0x2000, 0x3000, 0x4000, 0x5000};
+  const frames b{0x1100, 0x2100, 0x3100, 0x4000, 0x5000};  // 2 shared: not worth a header
+  const frames c{0x1200, 0x2200, 0x3000, 0x4000, 0x5000};  // 3 shared with a, not with b
+  const std::uint32_t ia = add(t, a), ib = add(t, b), ic = add(t, c);
+  EXPECT_EQ(find(t, a), ia);
+  EXPECT_EQ(find(t, b), ib);
+  EXPECT_EQ(find(t, c), ic);
+  for (std::size_t i = 0; i < t.s.capacity; ++i) {
+    const stack_entry& e = t.s.entries[i];
+    if (e.id == 0) continue;
+    EXPECT_EQ(e.frames->parent, nullptr) << e.id;
+    EXPECT_EQ(e.frames->added, e.n);
+  }
+}
+
+// A second thread finds the first one's stacks in the process's table, which reads them through
+// their chains: it names them by the first thread's ids and defines none of them again.
+TEST(StackTable, AnotherThreadFindsChainedStacksInTheProcessTable) {
+  thread_table first;
+  constexpr int bits = 8;
+  std::vector<std::pair<frames, std::uint32_t>> made;
+  for (unsigned i = 0; i < 1u << bits; ++i) {
+    const frames f = recursion_stack(i, bits, i % 4);
+    made.emplace_back(f, add(first, f));
+  }
+  publish_stacks(first.s, 0, 0);
+  thread_table second;
+  for (const auto& [f, id] : made) {
+    std::size_t slot = 0;
+    const std::uint64_t hash = hash_of(f);
+    ASSERT_EQ(find_stack(second.s, f.data(), f.size(), hash, slot), 0u);
+    const new_stack_id got =
+        add_stack(second.s, f.data(), f.size(), hash, slot, 0, 10, 10, true, nullptr, 0);
+    ASSERT_EQ(got.id, id);
+    EXPECT_FALSE(got.define);
+    ASSERT_EQ(find(second, f), id);
+  }
+  // A stack new to both: a new id, stored by the second thread and defined by it.
+  const frames fresh = recursion_stack(3, bits + 1, 2);
+  const std::uint32_t id = add(second, fresh, true, 20);
+  for (const auto& entry : made) ASSERT_NE(entry.second, id);
+  EXPECT_EQ(find(second, fresh), id);
+}
+
+}  // namespace
