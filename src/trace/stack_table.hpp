@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #pragma GCC visibility push(hidden)
 
@@ -43,9 +44,7 @@ inline bool same_frames(const stack_frames* f, const std::uintptr_t* ips, std::s
   for (;; f = f->parent) {
     if (rest <= f->shared) continue;  // all of them in the parent's
     const std::size_t own = rest - f->shared;
-    const std::uintptr_t* mine = f->ips() + (f->added - own);
-    for (std::size_t i = 0; i < own; ++i)
-      if (ips[i] != mine[i]) return false;
+    if (std::memcmp(ips, f->ips() + (f->added - own), own * sizeof *ips) != 0) return false;
     ips += own;
     rest = f->shared;
     if (rest == 0) return true;
