@@ -35,8 +35,10 @@ under `heaptrack -o H`:
 For each: allocation counts (lowalloc report's "allocations", heaptrack_print's "calls to
 allocation functions"), wall and CPU time (user+sys of the process tree) of the three ways and
 the traced/untraced ratios (of the medians, and the median of each repetition's own CPU ratio,
-"paired"), trace sizes (lowalloc's FILE and the FILE.PID of forked children),
-time and peak RSS of `lowalloc report T`, `lowalloc report --format json T` and `heaptrack_print`.
+"paired"), the peak RSS of the three ways (of the largest process of the tree: the traced
+program, or heaptrack_interpret), trace sizes (lowalloc's FILE and the FILE.PID of forked
+children), time and peak RSS of `lowalloc report T`, `lowalloc report --format json T` and
+`heaptrack_print`.
 Inputs are generated deterministically into --workdir once and reused; the corpus programs are
 compiled there with g++ -O2. --quick shrinks every workload about 10x (a smoke test; cmake
 stays as it is, and cc1plus compiles one block of templates instead of 8, mostly the headers).
@@ -518,6 +520,7 @@ class Result:
         self.name, self.argv, self.notes, self.failed = name, argv, [], set()
         self.wall = {"untraced": [], "lowalloc": [], "heaptrack": []}
         self.cpu = {"untraced": [], "lowalloc": [], "heaptrack": []}
+        self.rss_kib = {"untraced": [], "lowalloc": [], "heaptrack": []}  # the tree's largest
         # Each repetition's CPU traced / untraced, for the repetitions where both ran: a ratio
         # within one repetition, whose runs follow each other, is not moved by the machine's
         # load drifting between repetitions as a ratio of the medians is.
@@ -551,6 +554,7 @@ def run_way(result, way, argv, command, pin, address_space=None):
         return False
     result.wall[way].append(run.wall)
     result.cpu[way].append(run.cpu)
+    result.rss_kib[way].append(run.rss_kib)
     return True
 
 
@@ -676,6 +680,12 @@ def cell_trace(sizes, allocs):
     return (f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB") + per
 
 
+def cell_peaks(rss_kib):
+    """The median peak RSS of each way, in MB."""
+    return " / ".join("-" if not rss_kib[w] else f"{median(rss_kib[w]) / 1024:.0f}"
+                      for w in ("untraced", "lowalloc", "heaptrack"))
+
+
 def cell_report(report):
     if not report["wall"]:
         return "-"
@@ -704,12 +714,13 @@ def print_table(results, ctx):
           f"{'pinned to CPU 0, ' if ctx.pin else ''}times in s as median (min..max); "
           "CPU = user+sys of the process tree; x = traced/untraced median; paired = the median "
           "(min..max) of each repetition's CPU traced/untraced; "
-          "reports: median time, peak RSS\n")
+          "peak MB = the median peak RSS of the largest process of the tree, untraced / "
+          "lowalloc / heaptrack; reports: median time, peak RSS\n")
     print("| program | allocs lowalloc | allocs heaptrack | diff | wall untraced | wall lowalloc | x "
           "| wall heaptrack | x | CPU untraced | CPU x lowalloc | CPU x heaptrack "
-          "| CPU paired lowalloc | CPU paired heaptrack "
+          "| CPU paired lowalloc | CPU paired heaptrack | peak MB "
           "| trace lowalloc | trace heaptrack | report | report json | heaptrack_print |")
-    print("|---|" + "---:|" * 18)
+    print("|---|" + "---:|" * 19)
     for r in results:
         x = ratios(r)
         print(f"| {r.name} | {cell_count(r.allocs['lowalloc'])} | "
@@ -719,6 +730,7 @@ def print_table(results, ctx):
               f"{cell_ratio(x['wall heaptrack'])} | {cell_time(r.cpu['untraced'])} | "
               f"{cell_ratio(x['cpu lowalloc'])} | {cell_ratio(x['cpu heaptrack'])} | "
               f"{cell_paired(r.paired['lowalloc'])} | {cell_paired(r.paired['heaptrack'])} | "
+              f"{cell_peaks(r.rss_kib)} | "
               f"{cell_trace(r.trace_bytes['lowalloc'], r.allocs['lowalloc'])} | "
               f"{cell_trace(r.trace_bytes['heaptrack'], r.allocs['heaptrack'])} | "
               f"{cell_report(r.report['lowalloc report'])} | "
@@ -746,6 +758,7 @@ def write_json(path, results, ctx):
            "summary": corpus_medians(results),
            "programs": [{"name": r.name, "argv": r.argv, "notes": r.notes, "wall": r.wall,
                          "cpu": r.cpu, "cpu_paired": r.paired, "ratios": ratios(r),
+                         "peak_rss_kib": r.rss_kib,
                          "allocations": r.allocs,
                          "lowalloc_by_function": r.lowalloc_by_function,
                          "trace_bytes": r.trace_bytes, "lowalloc_trace_files": r.trace_files,
