@@ -16,11 +16,13 @@
 #include "trace/thread_state.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace lowalloc::trace {
@@ -92,25 +94,70 @@ std::atomic<void*> pass[form_count];
 // A C++ runtime loaded outside the global scope, by a library that a program without one loaded
 // with dlopen (python3 loading an extension written in C++, RTLD_LOCAL): that library's calls of
 // the operators reach the recorder's first, and the runtime's are what they reached before.
-void* in_cxx_runtime(const char* symbol) {
-  for (const char* runtime : {"libstdc++.so.6", "libc++.so.1", "libc++abi.so.1"}) {
-    void* handle = real.dlopen(runtime, RTLD_LAZY | RTLD_NOLOAD);
-    if (handle == nullptr) continue;
-    void* f = dlsym(handle, symbol);
-    real.dlclose(handle);
-    if (f != nullptr) return f;
+struct cxx_runtime {
+  const char* soname;  // what dlopen is given
+  std::size_t stem;    // the length of its name up to the version: "libstdc++.so"
+};
+constexpr cxx_runtime cxx_runtimes[] = {
+    {"libstdc++.so.6", 12}, {"libc++.so.1", 9}, {"libc++abi.so.1", 12}};
+constexpr std::size_t cxx_runtime_count = sizeof cxx_runtimes / sizeof cxx_runtimes[0];
+
+// Whether an object whose file name starts with a runtime's stem is loaded. A dlopen with
+// RTLD_NOLOAD of a name that no loaded object has searches the library path and opens the file
+// it finds: every traced C program searched for each of the three runtimes for each of the 20
+// operators at its start, 60 searches (the loader's LD_DEBUG=libs), most of the recorder's cost
+// to a short process (see docs/benchmarks.md).
+int find_cxx_runtime(dl_phdr_info* info, std::size_t, void*) noexcept {
+  const char* name = info->dlpi_name;
+  if (name == nullptr) return 0;
+  const char* base = std::strrchr(name, '/');
+  base = base != nullptr ? base + 1 : name;
+  for (const cxx_runtime& runtime : cxx_runtimes) {
+    if (std::strncmp(base, runtime.soname, runtime.stem) == 0) return 1;
   }
-  return nullptr;
+  return 0;
 }
+
+// The loaded runtimes' handles, opened on the first lookup that needs them and closed with this.
+class cxx_runtime_handles {
+ public:
+  cxx_runtime_handles() = default;
+  cxx_runtime_handles(const cxx_runtime_handles&) = delete;
+  cxx_runtime_handles& operator=(const cxx_runtime_handles&) = delete;
+  ~cxx_runtime_handles() {
+    for (std::size_t i = 0; i < count_; ++i) real.dlclose(handles_[i]);
+  }
+
+  void* find(const char* symbol) {
+    if (!opened_) {
+      opened_ = true;
+      if (dl_iterate_phdr(find_cxx_runtime, nullptr) == 0) return nullptr;
+      for (const cxx_runtime& runtime : cxx_runtimes) {
+        void* handle = real.dlopen(runtime.soname, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle != nullptr) handles_[count_++] = handle;
+      }
+    }
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (void* f = dlsym(handles_[i], symbol)) return f;
+    }
+    return nullptr;
+  }
+
+ private:
+  void* handles_[cxx_runtime_count] = {};
+  std::size_t count_ = 0;
+  bool opened_ = false;
+};
 
 }  // namespace
 
 void resolve_operators() {
   const void* allocator = object_containing(reinterpret_cast<void*>(real.malloc));
+  cxx_runtime_handles runtimes;
   for (unsigned i = 0; i < form_count; ++i) {
     if (next[i].address.load(std::memory_order_acquire) != nullptr) continue;
     void* f = dlsym(RTLD_NEXT, symbols[i]);
-    if (f == nullptr) f = in_cxx_runtime(symbols[i]);
+    if (f == nullptr) f = runtimes.find(symbols[i]);
     if (f == nullptr) continue;
     const bool records = allocator != nullptr && object_containing(f) == allocator;
     next[i].records.store(records, std::memory_order_relaxed);

@@ -1402,6 +1402,34 @@ TEST_F(trace_test, an_allocator_librarys_operator_new_is_recorded_and_a_counting
   EXPECT_TRUE(read_complete(pointer.trace).shadowed.empty());
 }
 
+// The recorder looks for the C++ runtime that a program without one may load later (dlopen_cxx
+// above) only among the objects loaded: a dlopen with RTLD_NOLOAD of a runtime that is not
+// loaded searches the library path and opens the file, which every traced C program did for each
+// operator at its start (60 searches, about a millisecond). LD_DEBUG=libs has the loader write
+// each search, one file per process.
+TEST_F(trace_test, a_c_program_starts_without_a_search_for_a_cxx_runtime) {
+  const fs::path d = fresh_dir();
+  const std::string log = (d / "ld").string();
+  ASSERT_EQ(::setenv("LD_DEBUG", "libs", 1), 0);
+  ASSERT_EQ(::setenv("LD_DEBUG_OUTPUT", log.c_str(), 1), 0);
+  traced t = trace("malloc_loop", {"10"});
+  ::unsetenv("LD_DEBUG");
+  ::unsetenv("LD_DEBUG_OUTPUT");
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  int traced_processes = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(d)) {
+    if (e.path().filename().string().rfind("ld.", 0) != 0) continue;
+    const std::string text = read_text(e.path());
+    if (!contains(text, "liblowalloc_trace")) continue;  // lowalloc run itself
+    ++traced_processes;
+    EXPECT_TRUE(contains(text, "find library=libzstd")) << text;  // the log has the searches
+    EXPECT_FALSE(contains(text, "find library=libstdc++")) << text;
+    EXPECT_FALSE(contains(text, "find library=libc++")) << text;
+  }
+  EXPECT_EQ(traced_processes, 1);
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+}
+
 TEST_F(trace_test, missing_and_non_executable_programs) {
   fs::path d = fresh_dir();
   command_result missing =
