@@ -102,18 +102,19 @@ constexpr cxx_runtime cxx_runtimes[] = {
     {"libstdc++.so.6", 12}, {"libc++.so.1", 9}, {"libc++abi.so.1", 12}};
 constexpr std::size_t cxx_runtime_count = sizeof cxx_runtimes / sizeof cxx_runtimes[0];
 
-// Whether an object whose file name starts with a runtime's stem is loaded. A dlopen with
-// RTLD_NOLOAD of a name that no loaded object has searches the library path and opens the file
-// it finds: every traced C program searched for each of the three runtimes for each of the 20
-// operators at its start, 60 searches (the loader's LD_DEBUG=libs), most of the recorder's cost
-// to a short process (see docs/benchmarks.md).
-int find_cxx_runtime(dl_phdr_info* info, std::size_t, void*) noexcept {
+// Which runtimes are loaded (bit i: cxx_runtimes[i]), by the file names of the loaded objects. A
+// dlopen with RTLD_NOLOAD of a name that no loaded object has searches the library path and opens
+// the file it finds: every traced C program searched for each of the three runtimes for each of
+// the 20 operators at its start, 60 searches (the loader's LD_DEBUG=libs), most of the recorder's
+// cost to a short process (see docs/benchmarks.md).
+int note_cxx_runtime(dl_phdr_info* info, std::size_t, void* data) noexcept {
   const char* name = info->dlpi_name;
   if (name == nullptr) return 0;
   const char* base = std::strrchr(name, '/');
   base = base != nullptr ? base + 1 : name;
-  for (const cxx_runtime& runtime : cxx_runtimes) {
-    if (std::strncmp(base, runtime.soname, runtime.stem) == 0) return 1;
+  for (std::size_t i = 0; i < cxx_runtime_count; ++i) {
+    if (std::strncmp(base, cxx_runtimes[i].soname, cxx_runtimes[i].stem) == 0)
+      *static_cast<unsigned*>(data) |= 1u << i;
   }
   return 0;
 }
@@ -131,9 +132,11 @@ class cxx_runtime_handles {
   void* find(const char* symbol) {
     if (!opened_) {
       opened_ = true;
-      if (dl_iterate_phdr(find_cxx_runtime, nullptr) == 0) return nullptr;
-      for (const cxx_runtime& runtime : cxx_runtimes) {
-        void* handle = real.dlopen(runtime.soname, RTLD_LAZY | RTLD_NOLOAD);
+      unsigned loaded = 0;
+      dl_iterate_phdr(note_cxx_runtime, &loaded);
+      for (std::size_t i = 0; i < cxx_runtime_count; ++i) {
+        if ((loaded & 1u << i) == 0) continue;
+        void* handle = real.dlopen(cxx_runtimes[i].soname, RTLD_LAZY | RTLD_NOLOAD);
         if (handle != nullptr) handles_[count_++] = handle;
       }
     }
