@@ -152,9 +152,8 @@ class cxx_runtime_handles {
   bool opened_ = false;
 };
 
-}  // namespace
-
-void resolve_operators() {
+// resolve_operators without its guard.
+void resolve_operators_unguarded() {
   const void* allocator = object_containing(reinterpret_cast<void*>(real.malloc));
   cxx_runtime_handles runtimes;
   for (unsigned i = 0; i < form_count; ++i) {
@@ -167,6 +166,18 @@ void resolve_operators() {
     next[i].address.store(f, std::memory_order_release);
     if (!records) pass[i].store(f, std::memory_order_release);
   }
+}
+
+}  // namespace
+
+void resolve_operators() {
+  // The lookups allocate (a dlsym that fails, its error message): the recorder's own work, which
+  // is not the program's to record. A C program that loaded a C++ library had 40 allocations of
+  // the lookup at the library's first operator call recorded as its own.
+  const bool guard = tls_guard;
+  tls_guard = true;
+  resolve_operators_unguarded();
+  tls_guard = guard;
 }
 
 namespace {

@@ -1402,6 +1402,26 @@ TEST_F(trace_test, an_allocator_librarys_operator_new_is_recorded_and_a_counting
   EXPECT_TRUE(read_complete(pointer.trace).shadowed.empty());
 }
 
+// The library that dlopen_cxx loads makes the recorder look its operators up again at their first
+// call: dlsym calls, whose failures allocate their error messages. Those allocations are the
+// recorder's, not the program's: no recorded stack runs through the recorder (40 did, at dlsym)
+// but through its dlopen, which passes the program's call on (the loader's allocations for it).
+TEST_F(trace_test, the_recorders_own_lookups_are_not_recorded) {
+  const std::string cxx_library =
+      (fs::path(program("dlopen_cxx")).parent_path() / "libtrace_dlopen_cxx.so").string();
+  traced t = trace("dlopen_cxx", {"0", cxx_library});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace, true);
+  ASSERT_FALSE(a.sites.empty());
+  for (const analyze::site& s : a.sites) {
+    for (const analyze::frame& f : s.stack) {
+      if (f.function == "dlopen") continue;
+      EXPECT_FALSE(contains(f.module, "liblowalloc_trace"))
+          << s.totals.allocations << " allocations at " << f.function << " in " << f.module;
+    }
+  }
+}
+
 // The recorder looks for the C++ runtime that a program without one may load later (dlopen_cxx
 // above) only among the objects loaded: a dlopen with RTLD_NOLOAD of a runtime that is not
 // loaded searches the library path and opens the file, which every traced C program did for each
