@@ -94,13 +94,13 @@ std::atomic<void*> pass[form_count];
 // A C++ runtime loaded outside the global scope, by a library that a program without one loaded
 // with dlopen (python3 loading an extension written in C++, RTLD_LOCAL): that library's calls of
 // the operators reach the recorder's first, and the runtime's are what they reached before.
-struct cxx_runtime {
-  const char* soname;  // what dlopen is given
-  std::size_t stem;    // the length of its name up to the version: "libstdc++.so"
-};
-constexpr cxx_runtime cxx_runtimes[] = {
-    {"libstdc++.so.6", 12}, {"libc++.so.1", 9}, {"libc++abi.so.1", 12}};
+constexpr const char* cxx_runtimes[] = {"libstdc++.so.6", "libc++.so.1", "libc++abi.so.1"};
 constexpr std::size_t cxx_runtime_count = sizeof cxx_runtimes / sizeof cxx_runtimes[0];
+
+// The length of a soname up to its version: "libstdc++.so" of "libstdc++.so.6".
+std::size_t stem_length(const char* soname) noexcept {
+  return static_cast<std::size_t>(std::strstr(soname, ".so") - soname) + 3;
+}
 
 // Which runtimes are loaded (bit i: cxx_runtimes[i]), by the file names of the loaded objects. A
 // dlopen with RTLD_NOLOAD of a name that no loaded object has searches the library path and opens
@@ -113,7 +113,7 @@ int note_cxx_runtime(dl_phdr_info* info, std::size_t, void* data) noexcept {
   const char* base = std::strrchr(name, '/');
   base = base != nullptr ? base + 1 : name;
   for (std::size_t i = 0; i < cxx_runtime_count; ++i) {
-    if (std::strncmp(base, cxx_runtimes[i].soname, cxx_runtimes[i].stem) == 0)
+    if (std::strncmp(base, cxx_runtimes[i], stem_length(cxx_runtimes[i])) == 0)
       *static_cast<unsigned*>(data) |= 1u << i;
   }
   return 0;
@@ -136,7 +136,7 @@ class cxx_runtime_handles {
       dl_iterate_phdr(note_cxx_runtime, &loaded);
       for (std::size_t i = 0; i < cxx_runtime_count; ++i) {
         if ((loaded & 1u << i) == 0) continue;
-        void* handle = real.dlopen(cxx_runtimes[i].soname, RTLD_LAZY | RTLD_NOLOAD);
+        void* handle = real.dlopen(cxx_runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
         if (handle != nullptr) handles_[count_++] = handle;
       }
     }
@@ -152,22 +152,6 @@ class cxx_runtime_handles {
   bool opened_ = false;
 };
 
-// resolve_operators without its guard.
-void resolve_operators_unguarded() {
-  const void* allocator = object_containing(reinterpret_cast<void*>(real.malloc));
-  cxx_runtime_handles runtimes;
-  for (unsigned i = 0; i < form_count; ++i) {
-    if (next[i].address.load(std::memory_order_acquire) != nullptr) continue;
-    void* f = dlsym(RTLD_NEXT, symbols[i]);
-    if (f == nullptr) f = runtimes.find(symbols[i]);
-    if (f == nullptr) continue;
-    const bool records = allocator != nullptr && object_containing(f) == allocator;
-    next[i].records.store(records, std::memory_order_relaxed);
-    next[i].address.store(f, std::memory_order_release);
-    if (!records) pass[i].store(f, std::memory_order_release);
-  }
-}
-
 }  // namespace
 
 void resolve_operators() {
@@ -176,7 +160,20 @@ void resolve_operators() {
   // the lookup at the library's first operator call recorded as its own.
   const bool guard = tls_guard;
   tls_guard = true;
-  resolve_operators_unguarded();
+  {
+    const void* allocator = object_containing(reinterpret_cast<void*>(real.malloc));
+    cxx_runtime_handles runtimes;
+    for (unsigned i = 0; i < form_count; ++i) {
+      if (next[i].address.load(std::memory_order_acquire) != nullptr) continue;
+      void* f = dlsym(RTLD_NEXT, symbols[i]);
+      if (f == nullptr) f = runtimes.find(symbols[i]);
+      if (f == nullptr) continue;
+      const bool records = allocator != nullptr && object_containing(f) == allocator;
+      next[i].records.store(records, std::memory_order_relaxed);
+      next[i].address.store(f, std::memory_order_release);
+      if (!records) pass[i].store(f, std::memory_order_release);
+    }
+  }
   tls_guard = guard;
 }
 
