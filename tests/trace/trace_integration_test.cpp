@@ -1402,6 +1402,18 @@ TEST_F(trace_test, an_allocator_librarys_operator_new_is_recorded_and_a_counting
   EXPECT_TRUE(read_complete(pointer.trace).shadowed.empty());
 }
 
+// dlopen_cxx with the same library built against libc++: its libc++.so.1 and libc++abi.so.1 are
+// outside the global scope too, found by the names of the objects loaded.
+TEST_F(trace_test, a_c_program_loading_a_libcxx_library_has_its_operators_recorded) {
+  if (!LOWALLOC_TEST_LIBCXX) GTEST_SKIP() << "no clang++ with libc++ (scripts/install-deps.sh)";
+  const std::string cxx_library =
+      (fs::path(program("dlopen_cxx")).parent_path() / "libtrace_dlopen_cxx_libcxx.so").string();
+  expect_counts(delta("dlopen_cxx", k_iterations, {cxx_library}),
+                malloc_free_pairs(k_iterations, 40));
+  traced t = trace("dlopen_cxx", {"10", cxx_library});
+  EXPECT_EQ(t.run.status, 0) << t.run.err;  // its bad_alloc caught
+}
+
 // The library that dlopen_cxx loads makes the recorder look its operators up again at their first
 // call: dlsym calls, whose failures allocate their error messages. Those allocations are the
 // recorder's, not the program's: no recorded stack runs through the recorder (40 did, at dlsym)
