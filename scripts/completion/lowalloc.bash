@@ -9,7 +9,7 @@
 _lowalloc_options() {
   case $1 in
     run) echo "-o --output --no-fork --follow-exec --depth -q --quiet -h --help" ;;
-    report) echo "--format -o --output --top --sort --inuse --no-symbols --no-fold --lines --objects --debug-path -h --help" ;;
+    report) echo "--format -o --output --top --sort --inuse --no-symbols --no-fold --lines --objects --processes --debug-path -h --help" ;;
     advise) echo "--format --top --no-measure --debug-path -h --help" ;;
     diff) echo "--format --top --all --no-symbols --debug-path -h --help" ;;
     check)

@@ -1,12 +1,15 @@
 // `lowalloc report FILE [--format NAME] [-o OUT] [--top N] [--sort KEY] [--inuse end|peak]
 // [--lines] [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()), on standard
-// output or into OUT. Exit status: 0, 2 a usage error, a file that cannot be read or is damaged
-// (then what could be read is printed first) or an output that cannot be written.
+// output or into OUT. `lowalloc report --processes FILE... [--format text|json] [-o OUT] [--top N]
+// [--sort KEY]`: the processes of a run, one row each (processes.hpp). Exit status: 0, 2 a usage
+// error, a file that cannot be read or is damaged (then what could be read is printed first) or
+// an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/notes.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
+#include "cli/processes.hpp"
 
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
@@ -25,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
@@ -51,6 +55,7 @@ std::string format_names(const char* sep) {
 std::string usage_text() {
   std::string text =
       "usage: lowalloc report FILE [options]\n"
+      "       lowalloc report --processes FILE... [options]\n"
       "\n"
       "Reads a trace written by `lowalloc run` and prints where the program allocates.\n"
       "\n"
@@ -89,6 +94,11 @@ std::string usage_text() {
       "                     lifetimes (in allocations and in time), last block sizes,\n"
       "                     objects alive at once and at the peak, and the top\n"
       "                     advice of lowalloc advise\n"
+      "  --processes        one row per process of a run (allocations, bytes, temporary,\n"
+      "                     leaked, peak, how it ended), most allocating first: of\n"
+      "                     FILE and the FILE.PID files of the processes it started\n"
+      "                     (--follow-exec, fork), or of each FILE named; with\n"
+      "                     --format text or json, -o, --top and --sort\n"
       "  -h, --help         this help\n";
   return text;
 }
@@ -98,10 +108,67 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
+// Opens -o's FILE, if given (before the traces are read, which can take long); false: it cannot
+// be written, said on stderr.
+bool open_output(const std::string& output, output_file& out_file) {
+  if (output.empty()) return true;
+  std::string error;
+  if (out_file.open(output, error)) return true;
+  std::cerr << "lowalloc report: " << error << '\n';
+  return false;
+}
+
+// Flushes standard output, or replaces -o's FILE with what was written; false: the report could
+// not be written, said on stderr.
+bool finish_output(const std::string& output, output_file& out_file) {
+  if (output.empty()) {
+    std::cout.flush();
+    return static_cast<bool>(std::cout);
+  }
+  std::string error;
+  if (out_file.commit(error)) return true;
+  std::cerr << "lowalloc report: " << error << '\n';
+  return false;
+}
+
+// `lowalloc report --processes`: the table of the processes of `files`' run.
+int report_processes(const std::vector<std::string>& files, const report::format& format,
+                     const std::string& output, const report::report_options& ro, bool top_given) {
+  if (format.name != "text" && format.name != "json")
+    return usage_error("--processes is for --format text or json, not " + std::string(format.name));
+  output_file out_file;
+  if (!open_output(output, out_file)) return 2;
+  std::ostream& out = output.empty() ? std::cout : out_file.stream();
+  std::vector<std::string> left_out;
+  std::vector<process_row> rows =
+      files.size() == 1 ? run_processes(files[0], left_out) : read_processes(files);
+  rank_processes(rows, ro.sort);
+  const std::size_t top = top_given ? ro.top : rows.size();
+  if (format.name == "json")
+    write_processes_json(out, files[0], rows, left_out, top);
+  else
+    write_processes_text(out, files[0], rows, left_out, ro.sort, top);
+  int status = finish_output(output, out_file) ? 0 : 2;
+  for (const process_row& r : rows) {
+    if (!r.error.empty()) {
+      std::cerr << "lowalloc report: " << r.file << ": " << r.error << '\n';
+      status = 2;
+    } else if (!r.truncation.empty()) {
+      std::cerr << "lowalloc report: " << r.file
+                << ": warning: the trace is damaged, read up to: " << r.truncation << '\n';
+      status = 2;
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 int report_main(int argc, char** argv) {
   std::string file;
+  std::vector<std::string> files;
+  bool processes = false;
+  bool inuse_given = false;
   const report::format* format = &report::formats().front();
   report::report_options ro;
   bool top_given = false;
@@ -148,6 +215,7 @@ int report_main(int argc, char** argv) {
         ro.inuse = report::inuse_at::peak;
       else
         return usage_error("--inuse is end or peak, not '" + std::string(value) + "'");
+      inuse_given = true;
     } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
@@ -157,18 +225,30 @@ int report_main(int argc, char** argv) {
       ro.lines = true;
     } else if (arg == "--objects") {
       objects = true;
+    } else if (arg == "--processes") {
+      processes = true;
     } else if (arg == "--format" || arg == "-o" || arg == "--output" || arg == "--top" ||
                arg == "--sort" || arg == "--inuse" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usage_error("unknown option '" + std::string(arg) + "'");
-    } else if (file.empty()) {
-      file = std::string(arg);
     } else {
-      return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
+      files.emplace_back(arg);
     }
   }
-  if (file.empty()) return usage_error("no trace file given");
+  if (files.empty()) return usage_error("no trace file given");
+  if (processes) {
+    if (objects || ro.lines || inuse_given)
+      return usage_error(std::string(objects    ? "--objects"
+                                     : ro.lines ? "--lines"
+                                                : "--inuse") +
+                         " is not for --processes");
+    return report_processes(files, *format, output, ro, top_given);
+  }
+  if (files.size() > 1)
+    return usage_error("one trace file only ('" + files[0] + "' and '" + files[1] +
+                       "'; --processes lists several)");
+  file = files[0];
   if (ro.lines && format->name != "folded" && format->name != "speedscope")
     return usage_error("--lines is for --format folded or speedscope (" +
                        std::string(format->name) + " shows lines already)");
@@ -182,13 +262,7 @@ int report_main(int argc, char** argv) {
 
   // An output that cannot be written is said before the trace is read, which can take long.
   output_file out_file;
-  if (!output.empty()) {
-    std::string error;
-    if (!out_file.open(output, error)) {
-      std::cerr << "lowalloc report: " << error << '\n';
-      return 2;
-    }
-  }
+  if (!open_output(output, out_file)) return 2;
   std::ostream& out = output.empty() ? std::cout : out_file.stream();
 
   analyze::analysis a;
@@ -246,16 +320,7 @@ int report_main(int argc, char** argv) {
   if (format->name == "html" && output.empty() && isatty(STDOUT_FILENO) != 0)
     std::cerr << "lowalloc report: the HTML report is a page: write it to a file: -o report.html\n";
   format->write(out, a, ro);
-  bool written = true;
-  if (output.empty()) {
-    std::cout.flush();
-    written = static_cast<bool>(std::cout);
-  } else {
-    std::string error;
-    written = out_file.commit(error);
-    if (!written) std::cerr << "lowalloc report: " << error << '\n';
-  }
-  int status = written ? 0 : 2;
+  int status = finish_output(output, out_file) ? 0 : 2;
   if (!a.truncation.empty()) {
     std::cerr << "lowalloc report: " << file
               << ": warning: the trace is damaged, read up to: " << a.truncation << '\n';

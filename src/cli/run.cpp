@@ -490,9 +490,27 @@ int run_main(int argc, char** argv) {
                    "program, or one that clears LD_PRELOAD?)\n",
                    opt.program[0]);
   } else if (!opt.quiet) {
-    for (const std::string& f : files)
-      std::fprintf(stderr, "lowalloc run: trace written to %s\n", f.c_str());
-    std::fprintf(stderr, "lowalloc run: read it with: lowalloc report %s\n", files.front().c_str());
+    if (files.size() == 1) {
+      std::fprintf(stderr, "lowalloc run: trace written to %s\n", files.front().c_str());
+      std::fprintf(stderr, "lowalloc run: read it with: lowalloc report %s\n",
+                   files.front().c_str());
+    } else {
+      // One file per process: a build writes hundreds. Said in a few lines, whatever their
+      // number; `report --processes` lists them.
+      const std::string first_file = absolute(
+          output.empty() ? "lowalloc." + base_name(program) + "." + std::to_string(pid) + ".trace"
+                         : output);
+      const std::string& first = std::find(files.begin(), files.end(), first_file) != files.end()
+                                     ? first_file
+                                     : files.front();
+      std::fprintf(stderr,
+                   "lowalloc run: %zu traces written, one per process: %s and %s.PID for the "
+                   "processes %s started\n",
+                   files.size(), first.c_str(), first.c_str(), opt.program[0]);
+      std::fprintf(stderr, "lowalloc run: list them with: lowalloc report --processes %s\n",
+                   first.c_str());
+      std::fprintf(stderr, "lowalloc run: read one with: lowalloc report FILE\n");
+    }
     if (script && !opt.follow_exec)
       std::fprintf(stderr,
                    "lowalloc run: %s is a script: its interpreter was traced; programs it starts "

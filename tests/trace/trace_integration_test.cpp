@@ -11,6 +11,7 @@
 #include "trace/records.hpp"
 
 #include "command.hpp"
+#include "support/json.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -1179,6 +1181,166 @@ TEST_F(trace_test, follow_exec_traces_the_new_image_in_its_own_file) {
     SCOPED_TRACE("the image that called exec");
     expect_counts(counts_of(before[0]) - counts_of(before[1]), exec_caller);
   }
+}
+
+// `lowalloc report --processes`: one row per process of a run, from the run's first file and the
+// FILE.PID files of the processes it started, exact per process; a file of that name from
+// another run is left out and said, one that cannot be read is said and fails the command.
+TEST_F(trace_test, report_processes_lists_each_process_of_a_run) {
+  // exec: K x (malloc 50, free), then exec malloc_loop with K/2: 24-byte blocks.
+  const long ks[2] = {k_iterations, 0};
+  struct row {
+    double allocations = 0, bytes = 0, frees = 0, temporary = 0;
+  };
+  row caller[2], image[2];
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE("K = " + std::to_string(ks[i]));
+    fs::path d = fresh_dir();
+    const fs::path file = d / "x.trace";
+    const command_result run = run_command(
+        {lowalloc_cli, "run", "--follow-exec", "-o", file.string(), "--", program("exec"),
+         std::to_string(ks[i]), program("malloc_loop"), std::to_string(ks[i] / 2)},
+        d);
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_TRUE(contains(run.err, "lowalloc run: 2 traces written, one per process: " +
+                                      file.string() + " and " + file.string() + ".PID"))
+        << run.err;
+    EXPECT_TRUE(contains(run.err, "lowalloc run: list them with: lowalloc report --processes " +
+                                      file.string() + "\n"))
+        << run.err;
+    std::vector<fs::path> images = child_traces(file);
+    ASSERT_EQ(images.size(), 1u);
+    // Another run's trace under a name of this run's kind, and a file that is not a process's.
+    traced other = trace("malloc_loop", {"3"});
+    ASSERT_EQ(other.run.status, 0) << other.run.err;
+    fs::copy_file(other.trace, d / "x.trace.1");
+    { std::ofstream(d / "x.trace.notes") << "not a trace\n"; }
+
+    command_result json =
+        run_command({lowalloc_cli, "report", "--processes", file.string(), "--format", "json"}, d);
+    ASSERT_EQ(json.status, 0) << json.err;
+    lowalloc_test::json doc;
+    ASSERT_TRUE(lowalloc_test::json_parser(json.out).parse(doc)) << json.out;
+    ASSERT_EQ(doc["processes"].items.size(), 2u) << json.out;
+    ASSERT_EQ(doc["left_out"].items.size(), 1u) << json.out;
+    EXPECT_EQ(doc["left_out"][0].s, (d / "x.trace.1").string());
+    EXPECT_EQ(doc["first_file"].s, file.string());
+    EXPECT_EQ(doc["totals"]["processes"].n, 2);
+    const lowalloc_test::json* first = nullptr;
+    const lowalloc_test::json* exec_image = nullptr;
+    for (const lowalloc_test::json& p : doc["processes"].items) {
+      if (p["file"].s == file.string()) first = &p;
+      if (p["file"].s == images[0].string()) exec_image = &p;
+    }
+    ASSERT_NE(first, nullptr) << json.out;
+    ASSERT_NE(exec_image, nullptr) << json.out;
+    EXPECT_EQ((*first)["ended"].s, "exec");
+    EXPECT_EQ((*first)["exec_path"].kind, lowalloc_test::json::string);
+    EXPECT_EQ((*exec_image)["ended"].s, "exit");
+    EXPECT_TRUE((*exec_image)["exec_child"].b);
+    EXPECT_EQ((*exec_image)["pid"].n, (*first)["pid"].n) << "exec keeps the pid";
+    EXPECT_EQ(doc["totals"]["allocations"].n,
+              (*first)["allocations"].n + (*exec_image)["allocations"].n);
+    // The rows are each file's own totals.
+    const analyze::analysis a = read_complete(images[0]);
+    EXPECT_EQ((*exec_image)["allocations"].n, static_cast<double>(a.totals.allocations));
+    EXPECT_EQ((*exec_image)["peak_bytes"].n, static_cast<double>(a.totals.peak_bytes));
+    for (auto [r, p] : {std::pair{&caller[i], first}, std::pair{&image[i], exec_image}}) {
+      r->allocations = (*p)["allocations"].n;
+      r->bytes = (*p)["bytes_allocated"].n;
+      r->frees = (*p)["frees"].n;
+      r->temporary = (*p)["temporary"].n;
+    }
+
+    if (i != 0) continue;
+    // The text: most allocating first (the caller's K against the image's K/2), the file left
+    // out said, the other not a process's file not named.
+    command_result text = run_command({lowalloc_cli, "report", "--processes", file.string()}, d);
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_TRUE(contains(
+        text.out, "lowalloc report: 2 processes of the run traced into " + file.string() + "\n"))
+        << text.out;
+    const std::size_t caller_at = text.out.find(" exec   " + file.string() + " ");
+    const std::size_t image_at = text.out.find(" exit   " + images[0].string() + " ");
+    ASSERT_NE(caller_at, std::string::npos) << text.out;
+    ASSERT_NE(image_at, std::string::npos) << text.out;
+    EXPECT_LT(caller_at, image_at) << text.out;
+    EXPECT_TRUE(contains(text.out,
+                         "left out: 1 file of the same name whose process does not "
+                         "descend from process "))
+        << text.out;
+    EXPECT_FALSE(contains(text.out, "x.trace.notes")) << text.out;
+    command_result top = run_command({lowalloc_cli, "report", "--processes", file.string(),
+                                      "--format", "json", "--top", "1", "--sort", "bytes"},
+                                     d);
+    ASSERT_EQ(top.status, 0) << top.err;
+    lowalloc_test::json top_doc;
+    ASSERT_TRUE(lowalloc_test::json_parser(top.out).parse(top_doc)) << top.out;
+    ASSERT_EQ(top_doc["processes"].items.size(), 1u);
+    EXPECT_EQ(top_doc["processes"][0]["file"].s, file.string()) << "50 K bytes against 24 K/2";
+    EXPECT_EQ(top_doc["totals"]["processes"].n, 2) << "the totals are of every process";
+
+    // Files named: each is listed, whichever run it is from; one that is not a trace is said,
+    // the others listed all the same, and the command fails.
+    command_result named = run_command(
+        {lowalloc_cli, "report", "--processes", file.string(), (d / "x.trace.1").string(),
+         (d / "x.trace.notes").string(), "--format", "json"},
+        d);
+    EXPECT_EQ(named.status, 2);
+    EXPECT_TRUE(contains(named.err, "lowalloc report: " + (d / "x.trace.notes").string() + ": "))
+        << named.err;
+    lowalloc_test::json named_doc;
+    ASSERT_TRUE(lowalloc_test::json_parser(named.out).parse(named_doc)) << named.out;
+    ASSERT_EQ(named_doc["processes"].items.size(), 3u) << named.out;
+    EXPECT_EQ(named_doc["processes"][2]["file"].s, (d / "x.trace.notes").string());
+    EXPECT_TRUE(named_doc["processes"][2].has("error"));
+    EXPECT_EQ(named_doc["totals"]["read"].n, 2);
+
+    // What --processes does not take.
+    command_result html =
+        run_command({lowalloc_cli, "report", "--processes", file.string(), "--format", "html"}, d);
+    EXPECT_EQ(html.status, 2);
+    EXPECT_TRUE(contains(html.err, "--processes is for --format text or json")) << html.err;
+    command_result objects =
+        run_command({lowalloc_cli, "report", "--processes", file.string(), "--objects"}, d);
+    EXPECT_EQ(objects.status, 2);
+    command_result two = run_command({lowalloc_cli, "report", file.string(), images[0]}, d);
+    EXPECT_EQ(two.status, 2);
+    EXPECT_TRUE(contains(two.err, "--processes lists several")) << two.err;
+  }
+  // Exact per process: the caller K x (malloc 50, free), the exec'd image K/2 x (malloc 24,
+  // free), each against its run with K = 0.
+  EXPECT_EQ(caller[0].allocations - caller[1].allocations, k_iterations);
+  EXPECT_EQ(caller[0].bytes - caller[1].bytes, 50 * k_iterations);
+  EXPECT_EQ(caller[0].frees - caller[1].frees, k_iterations);
+  EXPECT_EQ(caller[0].temporary - caller[1].temporary, k_iterations);
+  EXPECT_EQ(image[0].allocations - image[1].allocations, k_iterations / 2);
+  EXPECT_EQ(image[0].bytes - image[1].bytes, 24 * (k_iterations / 2));
+  EXPECT_EQ(image[0].frees - image[1].frees, k_iterations / 2);
+  EXPECT_EQ(image[0].temporary - image[1].temporary, k_iterations / 2);
+}
+
+// A process the recorder saw crash is said so in its row, with the signal.
+TEST_F(trace_test, report_processes_says_how_a_process_ended) {
+  traced t = trace("crash", {"20", "segv"});
+  ASSERT_EQ(t.run.status, 128 + SIGSEGV) << t.run.err;
+  command_result json =
+      run_command({lowalloc_cli, "report", "--processes", t.trace.string(), "--format", "json"},
+                  t.trace.parent_path());
+  ASSERT_EQ(json.status, 0) << json.err;
+  lowalloc_test::json doc;
+  ASSERT_TRUE(lowalloc_test::json_parser(json.out).parse(doc)) << json.out;
+  ASSERT_EQ(doc["processes"].items.size(), 1u) << json.out;
+  EXPECT_EQ(doc["processes"][0]["ended"].s, "crash");
+  EXPECT_EQ(doc["processes"][0]["signal"].s, "SIGSEGV");
+  EXPECT_EQ(doc["processes"][0]["leaked_allocations"].n,
+            static_cast<double>(
+                analyze::analyze_file(t.trace.string(), {false, true}).totals.leaked_allocations));
+  command_result text =
+      run_command({lowalloc_cli, "report", "--processes", t.trace.string()}, t.trace.parent_path());
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, " SIGSEGV  " + t.trace.string() + "  crash 20 segv\n"))
+      << text.out;
 }
 
 TEST_F(trace_test, without_follow_exec_the_new_image_is_not_traced) {

@@ -1,0 +1,333 @@
+// The processes of a run, one row each (processes.hpp). Only the totals of each trace are kept:
+// a build traces hundreds of processes, read a few at a time, without symbols.
+#include "cli/processes.hpp"
+
+#include "analyze/analysis.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <ostream>
+#include <set>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace lowalloc::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+process_row row_of(const std::string& file) {
+  process_row r;
+  r.file = file;
+  try {
+    analyze::options opts;
+    opts.symbolize = false;  // totals only: no debug information is read
+    const analyze::analysis a = analyze::analyze_file(file, opts);
+    r.process = a.process;
+    r.totals = a.totals;
+    r.threads = a.threads;
+    r.lost_events = a.lost_events;
+    r.unmatched_frees = a.unmatched_frees;
+    r.run_time_seconds = a.run_time_seconds;
+    r.complete = a.complete;
+    r.running = a.running;
+    r.exec_path = a.exec_path;
+    if (a.crash) r.signal = a.crash->signal;
+    r.truncation = a.truncation;
+  } catch (const analyze::trace_error& e) {
+    r.error = e.what();
+  } catch (const std::bad_alloc&) {
+    r.error = "out of memory";
+  }
+  return r;
+}
+
+// "N" or "N.K" with digits only: the suffix lowalloc run's recorder gives a process's file.
+bool is_pid_suffix(const std::string& s) {
+  std::size_t digits = 0, dots = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      ++digits;
+    } else if (s[i] == '.' && digits != 0 && dots == 0 && i + 1 < s.size()) {
+      ++dots;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return digits != 0;
+}
+
+// (pid, k) of a suffix "N" or "N.K", for the order of the files.
+std::pair<unsigned long long, unsigned long long> suffix_key(const std::string& s) {
+  const std::size_t dot = s.find('.');
+  const unsigned long long pid = std::stoull(s.substr(0, dot));
+  const unsigned long long k = dot == std::string::npos ? 0 : std::stoull(s.substr(dot + 1));
+  return {pid, k};
+}
+
+std::string signal_text(int sig) {
+  analyze::crash_info c;
+  c.signal = sig;
+  return c.signal_name();
+}
+
+// The command line shown: the program's file name and its arguments, at most `width` characters.
+std::string program_text(const analyze::process_info& p, std::size_t width) {
+  std::string text(report::basename(p.exe));
+  if (text.empty() && !p.argv.empty()) text = p.argv[0];
+  for (std::size_t i = 1; i < p.argv.size(); ++i) text += " " + p.argv[i];
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  if (text.size() > width) text = text.substr(0, width - 3) + "...";
+  return text;
+}
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string pad_right(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string process_row::ended() const {
+  if (!error.empty()) return "unreadable";
+  if (signal != 0) return signal_text(signal);
+  if (complete) return exec_path.empty() ? "exit" : "exec";
+  return running ? "running" : "killed";
+}
+
+std::vector<process_row> read_processes(const std::vector<std::string>& files) {
+  std::vector<process_row> rows(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) rows[i] = row_of(files[i]);
+  };
+  // A few at a time: each reading holds its trace's analysis until its row is taken.
+  const std::size_t helpers =
+      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, files.size()});
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < helpers; ++i) {
+    try {
+      threads.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // fewer threads, or this one alone
+    }
+  }
+  work();
+  for (std::thread& t : threads) t.join();
+  return rows;
+}
+
+std::vector<process_row> run_processes(const std::string& first,
+                                       std::vector<std::string>& left_out) {
+  const fs::path path(first);
+  const std::string base = path.filename().string();
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::vector<std::string> suffixes;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > base.size() + 1 && name.compare(0, base.size(), base) == 0 &&
+        name[base.size()] == '.' && is_pid_suffix(name.substr(base.size() + 1)))
+      suffixes.push_back(name.substr(base.size() + 1));
+  }
+  std::sort(suffixes.begin(), suffixes.end(), [](const std::string& a, const std::string& b) {
+    return suffix_key(a) < suffix_key(b);
+  });
+  std::vector<std::string> files{first};
+  for (const std::string& s : suffixes) files.push_back(first + "." + s);
+  std::vector<process_row> all = read_processes(files);
+
+  // The run's processes: the first, then each whose pid (an exec'd image) or parent's pid (a
+  // fork child) is one of theirs, until no more join.
+  std::vector<bool> in(all.size(), false);
+  in[0] = true;
+  std::set<std::uint64_t> pids;
+  if (all[0].error.empty()) {
+    pids.insert(all[0].process.pid);
+  } else {
+    std::fill(in.begin(), in.end(), true);  // nothing to tell the run's from others'
+  }
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (std::size_t i = 1; i < all.size(); ++i) {
+      if (in[i]) continue;
+      if (!all[i].error.empty() || pids.count(all[i].process.pid) != 0 ||
+          pids.count(all[i].process.ppid) != 0) {
+        in[i] = true;
+        joined = true;
+        if (all[i].error.empty()) pids.insert(all[i].process.pid);
+      }
+    }
+  }
+  std::vector<process_row> rows;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (in[i])
+      rows.push_back(std::move(all[i]));
+    else
+      left_out.push_back(all[i].file);
+  }
+  return rows;
+}
+
+void rank_processes(std::vector<process_row>& rows, report::sort_key key) {
+  std::stable_sort(rows.begin(), rows.end(), [key](const process_row& a, const process_row& b) {
+    if (a.error.empty() != b.error.empty()) return a.error.empty();
+    return report::metric(a.totals, key) > report::metric(b.totals, key);
+  });
+}
+
+void write_processes_text(std::ostream& out, const std::string& first,
+                          const std::vector<process_row>& rows,
+                          const std::vector<std::string>& left_out, report::sort_key key,
+                          std::size_t top) {
+  analyze::counters sum;
+  std::size_t readable = 0;
+  std::uint64_t largest_peak = 0;
+  for (const process_row& r : rows) {
+    if (!r.error.empty()) continue;
+    ++readable;
+    analyze::add_counters(sum, r.totals);
+    largest_peak = std::max(largest_peak, r.totals.peak_bytes);
+  }
+  out << "lowalloc report: " << report::counted(rows.size(), "process", "processes");
+  out << " of the run traced into " << first;
+  out << "\n\n";
+  out << "allocations      " << pad_left(report::thousands(sum.allocations), 13) << "  in all\n";
+  out << "bytes allocated  " << pad_left(report::thousands(sum.bytes_allocated), 13) << "  "
+      << report::human_bytes(sum.bytes_allocated) << '\n';
+  out << "temporary        " << pad_left(report::thousands(sum.temporary), 13) << "  "
+      << report::percent(sum.temporary, sum.allocations) << " of allocations\n";
+  out << "leaked           " << pad_left(report::thousands(sum.leaked_allocations), 13)
+      << "  allocations, " << report::thousands(sum.leaked_bytes) << " bytes ("
+      << report::human_bytes(sum.leaked_bytes) << ")\n";
+  out << "largest peak     " << pad_left(report::thousands(largest_peak), 13)
+      << "  bytes live in one process (" << report::human_bytes(largest_peak) << ")\n";
+  if (readable != rows.size())
+    out << "not read         " << pad_left(report::thousands(rows.size() - readable), 13)
+        << "  files (their counts are not in these)\n";
+
+  const std::size_t shown = std::min(top, rows.size());
+  out << '\n';
+  if (shown < rows.size())
+    out << "top " << shown << " of " << rows.size() << " processes by "
+        << report::sort_key_name(key) << "\n\n";
+  else
+    out << "processes by " << report::sort_key_name(key) << "\n\n";
+  if (shown != 0) {
+    struct cells {
+      std::string pid, parent, allocations, bytes, temporary, leaked, peak, ended, file, program;
+    };
+    std::vector<cells> table;
+    table.push_back({"pid", "parent", "allocations", "allocated", "temporary", "leaked", "peak",
+                     "ended", "file", "program"});
+    for (std::size_t i = 0; i < shown; ++i) {
+      const process_row& r = rows[i];
+      if (!r.error.empty()) {
+        table.push_back({"-", "-", "-", "-", "-", "-", "-", r.ended(), r.file, ""});
+        continue;
+      }
+      std::string ended = r.ended();
+      if (!r.truncation.empty()) ended += ", damaged";
+      table.push_back(
+          {std::to_string(r.process.pid), std::to_string(r.process.ppid),
+           report::thousands(r.totals.allocations), report::human_bytes(r.totals.bytes_allocated),
+           report::thousands(r.totals.temporary), report::thousands(r.totals.leaked_allocations),
+           report::human_bytes(r.totals.peak_bytes), ended, r.file, program_text(r.process, 72)});
+    }
+    std::size_t w[9] = {};
+    for (const cells& c : table) {
+      const std::string* f[9] = {&c.pid,    &c.parent, &c.allocations, &c.bytes, &c.temporary,
+                                 &c.leaked, &c.peak,   &c.ended,       &c.file};
+      for (int k = 0; k < 9; ++k) w[k] = std::max(w[k], f[k]->size());
+    }
+    for (const cells& c : table) {
+      std::string line = pad_left(c.pid, w[0]) + "  " + pad_left(c.parent, w[1]) + "  " +
+                         pad_left(c.allocations, w[2]) + "  " + pad_left(c.bytes, w[3]) + "  " +
+                         pad_left(c.temporary, w[4]) + "  " + pad_left(c.leaked, w[5]) + "  " +
+                         pad_left(c.peak, w[6]) + "  " + pad_right(c.ended, w[7]) + "  " +
+                         pad_right(c.file, w[8]) + "  " + c.program;
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << '\n';
+    }
+  }
+  if (!left_out.empty()) {
+    std::uint64_t first_pid = 0;
+    for (const process_row& r : rows)
+      if (r.file == first) first_pid = r.process.pid;
+    out << "\nleft out: " << report::counted(left_out.size(), "file")
+        << " of the same name whose process does not descend from process " << first_pid
+        << " (another run's):";
+    constexpr std::size_t named = 5;
+    for (std::size_t i = 0; i < left_out.size() && i < named; ++i)
+      out << (i == 0 ? " " : ", ") << left_out[i];
+    if (left_out.size() > named) out << " and " << (left_out.size() - named) << " more";
+    out << "; name the files to list them all\n";
+  }
+}
+
+void write_processes_json(std::ostream& out, const std::string& first,
+                          const std::vector<process_row>& rows,
+                          const std::vector<std::string>& left_out, std::size_t top) {
+  analyze::counters sum;
+  std::size_t readable = 0;
+  for (const process_row& r : rows) {
+    if (!r.error.empty()) continue;
+    ++readable;
+    analyze::add_counters(sum, r.totals);
+  }
+  out << "{\n  \"format_version\": 2,\n  \"first_file\": " << report::json_string(first)
+      << ",\n  \"processes\": [";
+  const std::size_t shown = std::min(top, rows.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const process_row& r = rows[i];
+    out << (i == 0 ? "\n" : ",\n") << "    {\"file\": " << report::json_string(r.file);
+    if (!r.error.empty()) {
+      out << ", \"error\": " << report::json_string(r.error) << "}";
+      continue;
+    }
+    const analyze::process_info& p = r.process;
+    out << ", \"pid\": " << p.pid << ", \"ppid\": " << p.ppid
+        << ", \"fork_child\": " << (p.fork_child ? "true" : "false")
+        << ", \"exec_child\": " << (p.exec_child ? "true" : "false")
+        << ", \"exe\": " << report::json_string(p.exe) << ", \"argv\": [";
+    for (std::size_t k = 0; k < p.argv.size(); ++k)
+      out << (k == 0 ? "" : ", ") << report::json_string(p.argv[k]);
+    out << "], \"ended\": \""
+        << (r.signal != 0 ? "crash"
+            : r.complete  ? (r.exec_path.empty() ? "exit" : "exec")
+                          : (r.running ? "running" : "killed"))
+        << "\", \"exec_path\": "
+        << (r.exec_path.empty() ? "null" : report::json_string(r.exec_path)) << ", \"signal\": "
+        << (r.signal != 0 ? report::json_string(signal_text(r.signal)) : std::string("null"))
+        << ", \"damaged\": " << (r.truncation.empty() ? "null" : report::json_string(r.truncation))
+        << ", \"threads\": " << r.threads
+        << ", \"run_time_seconds\": " << report::fixed(r.run_time_seconds, 6)
+        << ", \"allocations\": " << r.totals.allocations << ", \"frees\": " << r.totals.frees
+        << ", \"bytes_allocated\": " << r.totals.bytes_allocated
+        << ", \"temporary\": " << r.totals.temporary
+        << ", \"leaked_allocations\": " << r.totals.leaked_allocations
+        << ", \"leaked_bytes\": " << r.totals.leaked_bytes
+        << ", \"peak_bytes\": " << r.totals.peak_bytes << ", \"lost_events\": " << r.lost_events
+        << ", \"unmatched_frees\": " << r.unmatched_frees << "}";
+  }
+  out << (shown == 0 ? "],\n" : "\n  ],\n") << "  \"left_out\": [";
+  for (std::size_t i = 0; i < left_out.size(); ++i)
+    out << (i == 0 ? "" : ", ") << report::json_string(left_out[i]);
+  out << "],\n  \"totals\": {\"processes\": " << rows.size() << ", \"read\": " << readable
+      << ", \"allocations\": " << sum.allocations << ", \"frees\": " << sum.frees
+      << ", \"bytes_allocated\": " << sum.bytes_allocated << ", \"temporary\": " << sum.temporary
+      << ", \"leaked_allocations\": " << sum.leaked_allocations
+      << ", \"leaked_bytes\": " << sum.leaked_bytes << "}\n}\n";
+}
+
+}  // namespace lowalloc::cli

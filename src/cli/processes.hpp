@@ -1,0 +1,62 @@
+// `lowalloc report --processes`: the processes of one run (`lowalloc run` traces each process a
+// program starts into FILE.PID next to FILE), one row each, to find the ones that allocate.
+#ifndef LOWALLOC_SRC_CLI_PROCESSES_HPP
+#define LOWALLOC_SRC_CLI_PROCESSES_HPP
+
+#include "analyze/model.hpp"
+#include "report/common.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace lowalloc::cli {
+
+/// What the table shows of one trace file.
+struct process_row {
+  std::string file;
+  std::string error;  // the file could not be read (nothing else is set)
+  analyze::process_info process;
+  analyze::counters totals;
+  std::uint64_t threads = 0;
+  std::uint64_t lost_events = 0;
+  std::uint64_t unmatched_frees = 0;
+  double run_time_seconds = 0;
+  bool complete = false;
+  bool running = false;
+  std::string exec_path;   // the image ended by exec
+  int signal = 0;          // the recorder's crash handler saw this signal
+  std::string truncation;  // damaged: read up to here
+  /// "exit", "exec", "crash", "killed", "running", "unreadable".
+  std::string ended() const;
+};
+
+/// The files of the run whose first process wrote `first`: `first`, then the files named
+/// `first`.PID or `first`.PID.K in its directory whose process descends from it (its pid or its
+/// parent's is one of theirs), each read; files of that name whose process does not (another
+/// run's, with the same -o) go to `left_out`. Files that cannot be read are kept, with their
+/// error.
+std::vector<process_row> run_processes(const std::string& first,
+                                       std::vector<std::string>& left_out);
+
+/// Each of `files` read, in their order.
+std::vector<process_row> read_processes(const std::vector<std::string>& files);
+
+/// The rows sorted by `key`, largest first (ties: the given order), unreadable ones last.
+void rank_processes(std::vector<process_row>& rows, report::sort_key key);
+
+/// The table as text, or as JSON; `first`: the run's first file (the command's first argument),
+/// `top`: the rows shown (the totals are of all).
+void write_processes_text(std::ostream& out, const std::string& first,
+                          const std::vector<process_row>& rows,
+                          const std::vector<std::string>& left_out, report::sort_key key,
+                          std::size_t top);
+void write_processes_json(std::ostream& out, const std::string& first,
+                          const std::vector<process_row>& rows,
+                          const std::vector<std::string>& left_out, std::size_t top);
+
+}  // namespace lowalloc::cli
+
+#endif
