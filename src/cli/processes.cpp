@@ -200,7 +200,10 @@ void write_processes_text(std::ostream& out, const std::string& first,
     largest_peak = std::max(largest_peak, r.totals.peak_bytes);
   }
   out << "lowalloc report: " << report::counted(rows.size(), "process", "processes");
-  out << " of the run traced into " << first;
+  if (first.empty())
+    out << ", one per file named";
+  else
+    out << " of the run traced into " << first;
   out << "\n\n";
   out << "allocations      " << pad_left(report::thousands(sum.allocations), 13) << "  in all\n";
   out << "bytes allocated  " << pad_left(report::thousands(sum.bytes_allocated), 13) << "  "
@@ -285,8 +288,8 @@ void write_processes_json(std::ostream& out, const std::string& first,
     ++readable;
     analyze::add_counters(sum, r.totals);
   }
-  out << "{\n  \"format_version\": 2,\n  \"first_file\": " << report::json_string(first)
-      << ",\n  \"processes\": [";
+  out << "{\n  \"format_version\": 2,\n  \"first_file\": "
+      << (first.empty() ? "null" : report::json_string(first)) << ",\n  \"processes\": [";
   const std::size_t shown = std::min(top, rows.size());
   for (std::size_t i = 0; i < shown; ++i) {
     const process_row& r = rows[i];

@@ -47,8 +47,8 @@ std::vector<process_row> read_processes(const std::vector<std::string>& files);
 /// The rows sorted by `key`, largest first (ties: the given order), unreadable ones last.
 void rank_processes(std::vector<process_row>& rows, report::sort_key key);
 
-/// The table as text, or as JSON; `first`: the run's first file (the command's first argument),
-/// `top`: the rows shown (the totals are of all).
+/// The table as text, or as JSON; `first`: the run's first file (run_processes' argument), empty
+/// for files named one by one; `top`: the rows shown (the totals are of all).
 void write_processes_text(std::ostream& out, const std::string& first,
                           const std::vector<process_row>& rows,
                           const std::vector<std::string>& left_out, report::sort_key key,

@@ -143,11 +143,17 @@ int report_processes(const std::vector<std::string>& files, const report::format
   std::vector<process_row> rows =
       files.size() == 1 ? run_processes(files[0], left_out) : read_processes(files);
   rank_processes(rows, ro.sort);
+  if (rows.empty() || !rows.front().error.empty()) {  // none could be read: no table to show
+    for (const process_row& r : rows)
+      std::cerr << "lowalloc report: " << r.file << ": " << r.error << '\n';
+    return 2;
+  }
   const std::size_t top = top_given ? ro.top : rows.size();
+  const std::string first = files.size() == 1 ? files[0] : std::string();
   if (format.name == "json")
-    write_processes_json(out, files[0], rows, left_out, top);
+    write_processes_json(out, first, rows, left_out, top);
   else
-    write_processes_text(out, files[0], rows, left_out, ro.sort, top);
+    write_processes_text(out, first, rows, left_out, ro.sort, top);
   int status = finish_output(output, out_file) ? 0 : 2;
   for (const process_row& r : rows) {
     if (!r.error.empty()) {

@@ -1295,6 +1295,14 @@ TEST_F(trace_test, report_processes_lists_each_process_of_a_run) {
     EXPECT_EQ(named_doc["processes"][2]["file"].s, (d / "x.trace.notes").string());
     EXPECT_TRUE(named_doc["processes"][2].has("error"));
     EXPECT_EQ(named_doc["totals"]["read"].n, 2);
+    EXPECT_EQ(named_doc["first_file"].kind, lowalloc_test::json::null) << "no run's first file";
+    // None can be read: said, and no table.
+    command_result none =
+        run_command({lowalloc_cli, "report", "--processes", (d / "x.trace.notes").string()}, d);
+    EXPECT_EQ(none.status, 2);
+    EXPECT_EQ(none.out, "");
+    EXPECT_TRUE(contains(none.err, "lowalloc report: " + (d / "x.trace.notes").string() + ": "))
+        << none.err;
 
     // What --processes does not take.
     command_result html =
