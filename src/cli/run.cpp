@@ -497,12 +497,11 @@ int run_main(int argc, char** argv) {
     } else {
       // One file per process: a build writes hundreds. Said in a few lines, whatever their
       // number; `report --processes` lists them.
-      const std::string first_file = absolute(
-          output.empty() ? "lowalloc." + base_name(program) + "." + std::to_string(pid) + ".trace"
-                         : output);
-      const std::string& first = std::find(files.begin(), files.end(), first_file) != files.end()
-                                     ? first_file
-                                     : files.front();
+      // The first process's path even when it wrote none (killed before it could): the others
+      // are named after it, and `report --processes` finds them by it.
+      const std::string first = absolute(output.empty() ? "lowalloc." + base_name(program) + "." +
+                                                              std::to_string(pid) + ".trace"
+                                                        : output);
       std::fprintf(stderr,
                    "lowalloc run: %zu traces written, one per process: %s and %s.PID for the "
                    "processes %s started\n",
