@@ -147,8 +147,9 @@ std::vector<process_row> run_processes(const std::string& first,
   for (const std::string& s : suffixes) files.push_back(first + "." + s);
   std::vector<process_row> all = read_processes(files);
 
-  // The run's processes: the first, then each whose pid (an exec'd image) or parent's pid (a
-  // fork child) is one of theirs, until no more join.
+  // The run's processes: the first, then each whose parent's pid is one of theirs (a fork child,
+  // or its image after an exec), or an exec'd image whose pid is (exec keeps the pid), until no
+  // more join. Not a fork child by its pid alone: another run's, whose pid was used again.
   std::vector<bool> in(all.size(), false);
   in[0] = true;
   std::set<std::uint64_t> pids;
@@ -161,8 +162,9 @@ std::vector<process_row> run_processes(const std::string& first,
     joined = false;
     for (std::size_t i = 1; i < all.size(); ++i) {
       if (in[i]) continue;
-      if (!all[i].error.empty() || pids.count(all[i].process.pid) != 0 ||
-          pids.count(all[i].process.ppid) != 0) {
+      const analyze::process_info& p = all[i].process;
+      if (!all[i].error.empty() || pids.count(p.ppid) != 0 ||
+          (p.exec_child && pids.count(p.pid) != 0)) {
         in[i] = true;
         joined = true;
         if (all[i].error.empty()) pids.insert(all[i].process.pid);

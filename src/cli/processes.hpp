@@ -34,10 +34,10 @@ struct process_row {
 };
 
 /// The files of the run whose first process wrote `first`: `first`, then the files named
-/// `first`.PID or `first`.PID.K in its directory whose process descends from it (its pid or its
-/// parent's is one of theirs), each read; files of that name whose process does not (another
-/// run's, with the same -o) go to `left_out`. Files that cannot be read are kept, with their
-/// error.
+/// `first`.PID or `first`.PID.K in its directory whose process descends from it (its parent's pid
+/// is one of theirs, or it is an image started by exec with one of their pids), each read; files
+/// of that name whose process does not (another run's, with the same -o) go to `left_out`. Files
+/// that cannot be read are kept, with their error.
 std::vector<process_row> run_processes(const std::string& first,
                                        std::vector<std::string>& left_out);
 

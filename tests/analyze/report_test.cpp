@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -759,6 +760,62 @@ TEST(Cli, UsageErrors) {
     EXPECT_TRUE(contains(r.err, "usage: lowalloc report"));
     EXPECT_TRUE(r.out.empty());
   }
+}
+
+// --processes FILE: the files FILE.PID[.K] next to FILE whose process descends from FILE's, by
+// pid and parent: an exec'd image by its pid, a fork child by its parent's; another run's file of
+// that name is left out, even one whose pid this run's processes have too (pids are reused).
+TEST(Cli, ProcessesOfARunByPidAndParent) {
+  namespace fmt = lowalloc::trace_format;
+  const std::string dir = ::testing::TempDir() + "lowalloc_processes_" + std::to_string(::getpid());
+  ASSERT_EQ(::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()), 0);
+  const std::string first = dir + "/r.trace";
+  // name suffix, pid, parent, flags, allocations (each file's own count names it below)
+  struct file {
+    std::string suffix;
+    std::uint64_t pid, ppid, flags, allocations;
+  };
+  const std::vector<file> files = {
+      {"", 100, 1, 0, 1},                                   // the run's first process
+      {".100", 100, 50, fmt::process_flag_fork_child, 6},   // another run's child, pid reused
+      {".100.1", 100, 1, fmt::process_flag_exec, 5},        // the first process after an exec
+      {".101", 101, 100, fmt::process_flag_fork_child, 2},  // its child
+      {".101.1", 101, 100, fmt::process_flag_exec, 3},      // which exec'd
+      {".102", 102, 101, fmt::process_flag_fork_child, 4},  // a grandchild
+      {".103", 103, 60, fmt::process_flag_fork_child, 7},   // another run's
+  };
+  for (const file& f : files) {
+    trace_writer w;
+    w.block(1, 0).process(f.pid, f.ppid, f.flags, "/bin/x", {"x"}).stack(1, {0x1000});
+    for (std::uint64_t i = 0; i < f.allocations; ++i) w.alloc(1 + i, 16, 0x100 + 16 * i, 1);
+    w.end(100).end_block();
+    w.save(first + f.suffix);
+  }
+  cli_result r = run_report({"--processes", first, "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json doc = parse_json(r.out);
+  std::vector<double> counts;
+  for (const json& p : doc["processes"].items) counts.push_back(p["allocations"].n);
+  EXPECT_EQ(counts, (std::vector<double>{5, 4, 3, 2, 1})) << r.out;
+  ASSERT_EQ(doc["left_out"].items.size(), 2u) << r.out;
+  EXPECT_EQ(doc["left_out"][0].s, first + ".100");
+  EXPECT_EQ(doc["left_out"][1].s, first + ".103");
+  EXPECT_EQ(doc["totals"]["allocations"].n, 15);
+  EXPECT_EQ(doc["totals"]["leaked_allocations"].n, 15);
+
+  r = run_report({"--processes", first, "--sort", "leaked", "--top", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "lowalloc report: 5 processes of the run traced into " + first))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "top 2 of 5 processes by leaked\n")) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "left out: 2 files of the same name whose process does not descend "
+                       "from process 100 (another run's): " +
+                           first + ".100, " + first +
+                           ".103; name the files to list them "
+                           "all\n"))
+      << r.out;
+  ::system(("rm -rf '" + dir + "'").c_str());
 }
 
 TEST(Cli, UnreadableAndDamagedFiles) {
