@@ -47,12 +47,13 @@ process_row row_of(const std::string& file) {
   return r;
 }
 
-// "N" or "N.K" with digits only: the suffix lowalloc run's recorder gives a process's file.
+// "N" or "N.K", each of 1 to 18 digits: the suffix lowalloc run's recorder gives a process's
+// file (longer numbers are no pid, and would not fit suffix_key's).
 bool is_pid_suffix(const std::string& s) {
   std::size_t digits = 0, dots = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] >= '0' && s[i] <= '9') {
-      ++digits;
+      if (++digits > 18) return false;
     } else if (s[i] == '.' && digits != 0 && dots == 0 && i + 1 < s.size()) {
       ++dots;
       digits = 0;

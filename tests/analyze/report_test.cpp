@@ -791,6 +791,12 @@ TEST(Cli, ProcessesOfARunByPidAndParent) {
     w.end(100).end_block();
     w.save(first + f.suffix);
   }
+  {  // Not a process's file: a number no pid has.
+    trace_writer w;
+    w.block(1, 0).process(104, 100, fmt::process_flag_fork_child, "/bin/x", {"x"}).end(1);
+    w.end_block();
+    w.save(first + ".123456789012345678901234567890");
+  }
   cli_result r = run_report({"--processes", first, "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const json doc = parse_json(r.out);
