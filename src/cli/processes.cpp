@@ -8,6 +8,7 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <ostream>
 #include <set>
@@ -182,6 +183,29 @@ std::vector<process_row> run_processes(const std::string& first,
   return rows;
 }
 
+std::vector<program_group> group_by_program(const std::vector<process_row>& rows,
+                                            report::sort_key key) {
+  std::vector<program_group> groups;
+  std::map<std::string, std::size_t> index;
+  for (const process_row& r : rows) {
+    if (!r.error.empty()) continue;
+    std::string exe = r.process.exe;
+    if (exe.empty() && !r.process.argv.empty()) exe = r.process.argv[0];
+    const auto [at, added] = index.emplace(exe, groups.size());
+    if (added) groups.push_back(program_group{exe, 0, {}});
+    program_group& g = groups[at->second];
+    const std::uint64_t peak = std::max(g.totals.peak_bytes, r.totals.peak_bytes);
+    analyze::add_counters(g.totals, r.totals);
+    g.totals.peak_bytes = peak;
+    ++g.processes;
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [key](const program_group& a, const program_group& b) {
+                     return report::metric(a.totals, key) > report::metric(b.totals, key);
+                   });
+  return groups;
+}
+
 void rank_processes(std::vector<process_row>& rows, report::sort_key key) {
   std::stable_sort(rows.begin(), rows.end(), [key](const process_row& a, const process_row& b) {
     if (a.error.empty() != b.error.empty()) return a.error.empty();
@@ -221,6 +245,29 @@ void write_processes_text(std::ostream& out, const std::string& first,
   if (readable != rows.size())
     out << "not read         " << pad_left(report::thousands(rows.size() - readable), 13)
         << "  files (their counts are not in these)\n";
+
+  if (rows.size() > 1) {
+    const std::vector<program_group> groups = group_by_program(rows, key);
+    out << "\nprograms by " << report::sort_key_name(key)
+        << " (peak: the largest of one process)\n\n";
+    std::vector<std::vector<std::string>> table;
+    table.push_back({"processes", "allocations", "allocated", "temporary", "leaked", "peak"});
+    for (const program_group& g : groups)
+      table.push_back({report::thousands(g.processes), report::thousands(g.totals.allocations),
+                       report::human_bytes(g.totals.bytes_allocated),
+                       report::thousands(g.totals.temporary),
+                       report::thousands(g.totals.leaked_allocations),
+                       report::human_bytes(g.totals.peak_bytes)});
+    std::vector<std::size_t> w(table.front().size(), 0);
+    for (const std::vector<std::string>& row : table)
+      for (std::size_t k = 0; k < row.size(); ++k) w[k] = std::max(w[k], row[k].size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      std::string line;
+      for (std::size_t k = 0; k < table[i].size(); ++k)
+        line += (k == 0 ? "" : "  ") + pad_left(table[i][k], w[k]);
+      out << line << "  " << (i == 0 ? std::string("program") : groups[i - 1].exe) << '\n';
+    }
+  }
 
   const std::size_t shown = std::min(top, rows.size());
   out << '\n';
@@ -283,7 +330,8 @@ void write_processes_text(std::ostream& out, const std::string& first,
 
 void write_processes_json(std::ostream& out, const std::string& first,
                           const std::vector<process_row>& rows,
-                          const std::vector<std::string>& left_out, std::size_t top) {
+                          const std::vector<std::string>& left_out, report::sort_key key,
+                          std::size_t top) {
   analyze::counters sum;
   std::size_t readable = 0;
   for (const process_row& r : rows) {
@@ -326,7 +374,20 @@ void write_processes_json(std::ostream& out, const std::string& first,
         << ", \"peak_bytes\": " << r.totals.peak_bytes << ", \"lost_events\": " << r.lost_events
         << ", \"unmatched_frees\": " << r.unmatched_frees << "}";
   }
-  out << (shown == 0 ? "],\n" : "\n  ],\n") << "  \"left_out\": [";
+  out << (shown == 0 ? "],\n" : "\n  ],\n") << "  \"programs\": [";
+  const std::vector<program_group> groups = group_by_program(rows, key);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const program_group& g = groups[i];
+    out << (i == 0 ? "\n" : ",\n") << "    {\"exe\": " << report::json_string(g.exe)
+        << ", \"processes\": " << g.processes << ", \"allocations\": " << g.totals.allocations
+        << ", \"frees\": " << g.totals.frees
+        << ", \"bytes_allocated\": " << g.totals.bytes_allocated
+        << ", \"temporary\": " << g.totals.temporary
+        << ", \"leaked_allocations\": " << g.totals.leaked_allocations
+        << ", \"leaked_bytes\": " << g.totals.leaked_bytes
+        << ", \"largest_peak_bytes\": " << g.totals.peak_bytes << "}";
+  }
+  out << (groups.empty() ? "],\n" : "\n  ],\n") << "  \"left_out\": [";
   for (std::size_t i = 0; i < left_out.size(); ++i)
     out << (i == 0 ? "" : ", ") << report::json_string(left_out[i]);
   out << "],\n  \"totals\": {\"processes\": " << rows.size() << ", \"read\": " << readable

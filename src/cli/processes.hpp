@@ -44,18 +44,32 @@ std::vector<process_row> run_processes(const std::string& first,
 /// Each of `files` read, in their order.
 std::vector<process_row> read_processes(const std::vector<std::string>& files);
 
+/// The processes of one executable (their rows' `process.exe`, or argv[0] without one).
+struct program_group {
+  std::string exe;
+  std::size_t processes = 0;
+  analyze::counters totals;  // added up, but peak_bytes: the largest peak of one of them
+};
+
+/// The readable rows grouped by executable, sorted by `key` (the peak: the largest of one
+/// process), largest first; ties: in the order of the rows' first process of each.
+std::vector<program_group> group_by_program(const std::vector<process_row>& rows,
+                                            report::sort_key key);
+
 /// The rows sorted by `key`, largest first (ties: the given order), unreadable ones last.
 void rank_processes(std::vector<process_row>& rows, report::sort_key key);
 
-/// The table as text, or as JSON; `first`: the run's first file (run_processes' argument), empty
-/// for files named one by one; `top`: the rows shown (the totals are of all).
+/// The table as text, or as JSON, with the programs' (group_by_program) first when there is more
+/// than one process; `first`: the run's first file (run_processes' argument), empty for files
+/// named one by one; `top`: the processes shown (the totals and the programs are of all).
 void write_processes_text(std::ostream& out, const std::string& first,
                           const std::vector<process_row>& rows,
                           const std::vector<std::string>& left_out, report::sort_key key,
                           std::size_t top);
 void write_processes_json(std::ostream& out, const std::string& first,
                           const std::vector<process_row>& rows,
-                          const std::vector<std::string>& left_out, std::size_t top);
+                          const std::vector<std::string>& left_out, report::sort_key key,
+                          std::size_t top);
 
 }  // namespace lowalloc::cli
 

@@ -95,7 +95,8 @@ std::string usage_text() {
       "                     objects alive at once and at the peak, and the top\n"
       "                     advice of lowalloc advise\n"
       "  --processes        one row per process of a run (allocations, bytes, temporary,\n"
-      "                     leaked, peak, how it ended), most allocating first: of\n"
+      "                     leaked, peak, how it ended), most allocating first, after\n"
+      "                     the totals of each program (executable): of\n"
       "                     FILE and the FILE.PID files of the processes it started\n"
       "                     (--follow-exec, fork), or of each FILE named; with\n"
       "                     --format text or json, -o, --top and --sort\n"
@@ -151,7 +152,7 @@ int report_processes(const std::vector<std::string>& files, const report::format
   const std::size_t top = top_given ? ro.top : rows.size();
   const std::string first = files.size() == 1 ? files[0] : std::string();
   if (format.name == "json")
-    write_processes_json(out, first, rows, left_out, top);
+    write_processes_json(out, first, rows, left_out, ro.sort, top);
   else
     write_processes_text(out, first, rows, left_out, ro.sort, top);
   int status = finish_output(output, out_file) ? 0 : 2;

@@ -773,20 +773,22 @@ TEST(Cli, ProcessesOfARunByPidAndParent) {
   // name suffix, pid, parent, flags, allocations (each file's own count names it below)
   struct file {
     std::string suffix;
-    std::uint64_t pid, ppid, flags, allocations;
+    std::uint64_t pid, ppid, flags;
+    std::string exe;
+    std::uint64_t allocations;
   };
   const std::vector<file> files = {
-      {"", 100, 1, 0, 1},                                   // the run's first process
-      {".100", 100, 50, fmt::process_flag_fork_child, 6},   // another run's child, pid reused
-      {".100.1", 100, 1, fmt::process_flag_exec, 5},        // the first process after an exec
-      {".101", 101, 100, fmt::process_flag_fork_child, 2},  // its child
-      {".101.1", 101, 100, fmt::process_flag_exec, 3},      // which exec'd
-      {".102", 102, 101, fmt::process_flag_fork_child, 4},  // a grandchild
-      {".103", 103, 60, fmt::process_flag_fork_child, 7},   // another run's
+      {"", 100, 1, 0, "/bin/sh", 1},                                 // the run's first process
+      {".100", 100, 50, fmt::process_flag_fork_child, "/bin/x", 6},  // another run's, pid reused
+      {".100.1", 100, 1, fmt::process_flag_exec, "/bin/make", 5},    // the first after an exec
+      {".101", 101, 100, fmt::process_flag_fork_child, "/bin/make", 2},    // its child
+      {".101.1", 101, 100, fmt::process_flag_exec, "/usr/bin/cc", 3},      // which exec'd
+      {".102", 102, 101, fmt::process_flag_fork_child, "/usr/bin/cc", 8},  // a grandchild
+      {".103", 103, 60, fmt::process_flag_fork_child, "/bin/x", 7},        // another run's
   };
   for (const file& f : files) {
     trace_writer w;
-    w.block(1, 0).process(f.pid, f.ppid, f.flags, "/bin/x", {"x"}).stack(1, {0x1000});
+    w.block(1, 0).process(f.pid, f.ppid, f.flags, f.exe, {"x"}).stack(1, {0x1000});
     for (std::uint64_t i = 0; i < f.allocations; ++i) w.alloc(1 + i, 16, 0x100 + 16 * i, 1);
     w.end(100).end_block();
     w.save(first + f.suffix);
@@ -802,18 +804,36 @@ TEST(Cli, ProcessesOfARunByPidAndParent) {
   const json doc = parse_json(r.out);
   std::vector<double> counts;
   for (const json& p : doc["processes"].items) counts.push_back(p["allocations"].n);
-  EXPECT_EQ(counts, (std::vector<double>{5, 4, 3, 2, 1})) << r.out;
+  EXPECT_EQ(counts, (std::vector<double>{8, 5, 3, 2, 1})) << r.out;
+  // By program: each one's processes added up, most allocating first.
+  ASSERT_EQ(doc["programs"].items.size(), 3u) << r.out;
+  const std::vector<std::pair<std::string, double>> programs = {
+      {"/usr/bin/cc", 11}, {"/bin/make", 7}, {"/bin/sh", 1}};
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    EXPECT_EQ(doc["programs"][i]["exe"].s, programs[i].first);
+    EXPECT_EQ(doc["programs"][i]["allocations"].n, programs[i].second);
+    EXPECT_EQ(doc["programs"][i]["bytes_allocated"].n, 16 * programs[i].second);
+    EXPECT_EQ(doc["programs"][i]["processes"].n, i < 2 ? 2 : 1);
+  }
+  EXPECT_EQ(doc["programs"][0]["largest_peak_bytes"].n, 16 * 8) << "the larger of 3 and 8 blocks";
   ASSERT_EQ(doc["left_out"].items.size(), 2u) << r.out;
   EXPECT_EQ(doc["left_out"][0].s, first + ".100");
   EXPECT_EQ(doc["left_out"][1].s, first + ".103");
-  EXPECT_EQ(doc["totals"]["allocations"].n, 15);
-  EXPECT_EQ(doc["totals"]["leaked_allocations"].n, 15);
+  EXPECT_EQ(doc["totals"]["allocations"].n, 19);
+  EXPECT_EQ(doc["totals"]["leaked_allocations"].n, 19);
 
   r = run_report({"--processes", first, "--sort", "leaked", "--top", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "lowalloc report: 5 processes of the run traced into " + first))
       << r.out;
   EXPECT_TRUE(contains(r.out, "top 2 of 5 processes by leaked\n")) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "programs by leaked (peak: the largest of one process)\n\n"
+                       "processes  allocations  allocated  temporary  leaked   peak  "
+                       "program\n"
+                       "        2           11      176 B          0      11  128 B  "
+                       "/usr/bin/cc\n"))
+      << r.out;
   EXPECT_TRUE(contains(r.out,
                        "left out: 2 files of the same name whose process does not descend "
                        "from process 100 (another run's): " +

@@ -1241,6 +1241,18 @@ TEST_F(trace_test, report_processes_lists_each_process_of_a_run) {
     EXPECT_EQ((*exec_image)["pid"].n, (*first)["pid"].n) << "exec keeps the pid";
     EXPECT_EQ(doc["totals"]["allocations"].n,
               (*first)["allocations"].n + (*exec_image)["allocations"].n);
+    // One program a process here: the same counts by program.
+    ASSERT_EQ(doc["programs"].items.size(), 2u) << json.out;
+    for (const lowalloc_test::json& g : doc["programs"].items) {
+      const lowalloc_test::json* p = g["exe"].s == fs::canonical(program("exec")).string() ? first
+                                     : g["exe"].s == fs::canonical(program("malloc_loop")).string()
+                                         ? exec_image
+                                         : nullptr;
+      ASSERT_NE(p, nullptr) << g["exe"].s;
+      EXPECT_EQ(g["processes"].n, 1);
+      EXPECT_EQ(g["allocations"].n, (*p)["allocations"].n);
+      EXPECT_EQ(g["largest_peak_bytes"].n, (*p)["peak_bytes"].n);
+    }
     // The rows are each file's own totals.
     const analyze::analysis a = read_complete(images[0]);
     EXPECT_EQ((*exec_image)["allocations"].n, static_cast<double>(a.totals.allocations));
