@@ -66,6 +66,7 @@ LOWALLOC_HOOKS(LOWALLOC_DEFINE_HOOK)
 LOWALLOC_EXPORT void* malloc(std::size_t size) noexcept {
   if (LOWALLOC_UNLIKELY(!ready())) return bootstrap_alloc(size);
   thread_state* t = enter();
+  if (t != nullptr) prefetch_walk_set(t, LOWALLOC_CALLER_FRAME());
   void* p = real.malloc(size);
   if (t != nullptr) {
     if (p != nullptr) record_alloc(t, fmt::kind_malloc, size, p, LOWALLOC_CALLER_FRAME());
@@ -94,6 +95,7 @@ LOWALLOC_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
     return bootstrap_alloc(bytes);  // static memory is zero
   }
   thread_state* t = enter();
+  if (t != nullptr) prefetch_walk_set(t, LOWALLOC_CALLER_FRAME());
   void* p = real.calloc(count, size);
   if (t != nullptr) {
     if (p != nullptr) record_alloc(t, fmt::kind_calloc, count * size, p, LOWALLOC_CALLER_FRAME());
@@ -142,6 +144,7 @@ void* realloc_common(void* ptr, std::size_t size, void* result, realloc_stamp be
 LOWALLOC_EXPORT void* realloc(void* ptr, std::size_t size) noexcept {
   if (LOWALLOC_UNLIKELY(in_bootstrap(ptr) || !ready())) return bootstrap_realloc(ptr, size);
   thread_state* t = enter();
+  if (t != nullptr) prefetch_walk_set(t, LOWALLOC_CALLER_FRAME());
   const realloc_stamp before = stamp_realloc(t, ptr);
   void* result = real.realloc(ptr, size);
   return realloc_common(ptr, size, result, before, t, fmt::kind_realloc, LOWALLOC_CALLER_FRAME());

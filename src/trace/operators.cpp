@@ -233,6 +233,7 @@ void* new_recorded(form throwing, form nothrow, std::size_t n, const caller_fram
   auto nothrow_next = next_of<Nothrow>(nothrow);
   if (nothrow_next != nullptr && next[nothrow].records.load(std::memory_order_relaxed)) {
     thread_state* t = enter();
+    if (t != nullptr) prefetch_walk_set(t, from);
     void* p = nothrow_next(n, align..., nothrow_tag);
     if (t != nullptr) {
       if (p != nullptr)

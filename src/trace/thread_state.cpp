@@ -148,6 +148,7 @@ thread_state* create_thread_state() {
   at += buffer_bytes + trailer_bytes;
   t->buffer = t->buffers[0];
   t->cache = unwind_cache_init(at);
+  t->walk_sets = unwind_walk_sets(t->cache);
   at += cache_bytes;
   t->local = reinterpret_cast<local_entry*>(at);
   at += local_capacity * sizeof(local_entry);

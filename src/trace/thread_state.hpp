@@ -118,6 +118,7 @@ struct thread_state {
   std::uintptr_t other_hi[4];
   unsigned other_next;
   unwind_cache* cache;
+  const unsigned char* walk_sets;  // unwind_walk_sets(cache), for prefetch_walk_set
   // Set by the thread around each event; read by the thread that closes the others at exit.
   std::atomic<bool> active;
   thread_state* next_live;  // the list of live states, under live_mutex

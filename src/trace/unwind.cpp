@@ -981,7 +981,7 @@ std::size_t walk(walk_memo& m, std::uintptr_t pc, std::uintptr_t sp, std::uintpt
 constexpr std::size_t ring_frames = 16384;
 // Up to 8 walks from one innermost frame: a parser's string constructors called at one depth
 // from many places (ninja: 85% of walks found again with 4 ways, 99.97% with 8).
-constexpr unsigned walk_set_bits = 7;  // 128 sets of 8 remembered walks
+constexpr unsigned walk_set_bits = unwind_walk_set_bits;  // 128 sets of 8 remembered walks
 constexpr std::size_t walk_set_count = std::size_t{1} << walk_set_bits;
 constexpr int walk_ways = 8;
 
@@ -1008,13 +1008,11 @@ static_assert(memo_frames <= 256, "frame indexes of a remembered walk fit in a b
 
 // A set's walks, with their keys in one cache line: a set is looked at on every walk.
 struct walk_set {
-  alignas(64) std::uint64_t keys[walk_ways];  // leaf_key of each way's walk; 0: empty
+  alignas(64) std::uint64_t keys[walk_ways];  // unwind_leaf_key of each way's walk; 0: empty
   remembered_walk ways[walk_ways];
 };
 
-inline std::uint64_t leaf_key(std::uintptr_t pc, std::uintptr_t sp) noexcept {
-  return (pc ^ (sp << 12) ^ (sp >> 4)) * 0x9E3779B97F4A7C15u;
-}
+static_assert(sizeof(walk_set) == unwind_walk_set_bytes, "unwind.hpp names a set's size");
 
 // Remembering a walk costs a copy of its frames, wasted on a walk that does not come again (a
 // compiler's stacks, most of them seen once, copied 2 GB): a walk is remembered the second time
@@ -1077,7 +1075,7 @@ bool unchanged(const walk_ring& w, const remembered_walk& r, entry (*sets)[2],
 // The remembered walk from frame (pc, sp, rbp) if it is this one, else nullptr.
 remembered_walk* recall(walk_ring& w, entry (*sets)[2], std::uintptr_t pc, std::uintptr_t sp,
                         std::uintptr_t rbp, std::size_t max, std::uintptr_t stack_hi) noexcept {
-  const std::uint64_t key = leaf_key(pc, sp);
+  const std::uint64_t key = unwind_leaf_key(pc, sp);
   walk_set& set = set_of(w, key);
   for (int way = 0; way < walk_ways; ++way) {
     if (set.keys[way] != key) continue;
@@ -1140,7 +1138,7 @@ remembered_walk* remember(walk_ring& w, const walk_memo& m, entry (*sets)[2], st
   w.head = start + n;
   // The least recently used way, even if another holds a walk from this leaf: callers of one
   // function with the same frame layout, called in turn, keep a walk each.
-  const std::uint64_t key = leaf_key(m.pc[0], m.sp[0]);
+  const std::uint64_t key = unwind_leaf_key(m.pc[0], m.sp[0]);
   walk_set& set = set_of(w, key);
   int way = 0;
   for (int other = 1; other < walk_ways; ++other) {
@@ -1177,6 +1175,10 @@ std::size_t unwind_cache_bytes() noexcept { return sizeof(unwind_cache); }
 
 unwind_cache* unwind_cache_init(void* memory) noexcept {
   return new (memory) unwind_cache;  // trivial type: the zero-filled memory is the empty cache
+}
+
+const unsigned char* unwind_walk_sets(const unwind_cache* cache) noexcept {
+  return reinterpret_cast<const unsigned char*>(cache->walks.sets);
 }
 
 void unwind_cache_clear(unwind_cache* cache) noexcept {

@@ -47,6 +47,23 @@ std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out,
 // The hash of a stack, built from its outermost frame in, so that stacks sharing their outer
 // frames share that part of the work: h = stack_hash(h, ip) for ip = out[n - 1] .. out[0], from
 // stack_hash_seed.
+// The walks remembered from a leaf frame (the hook's caller: its pc and the sp after it returns)
+// are looked up in one of 2^unwind_walk_set_bits sets of unwind_walk_set_bytes each, by a key of
+// that frame; the set's first line is the first the lookup reads. A hook may start fetching it
+// before it calls the allocator (unwind_walk_set), whose work then covers the fetch.
+inline constexpr unsigned unwind_walk_set_bits = 7;
+inline constexpr std::size_t unwind_walk_set_bytes = 576;
+inline std::uint64_t unwind_leaf_key(std::uintptr_t pc, std::uintptr_t sp) noexcept {
+  return (pc ^ (sp << 12) ^ (sp >> 4)) * 0x9E3779B97F4A7C15u;
+}
+/// The first of the cache's sets of remembered walks.
+const unsigned char* unwind_walk_sets(const unwind_cache* cache) noexcept;
+/// The set where the walks from leaf frame (pc, sp) are looked up, in the sets at `sets`.
+inline const unsigned char* unwind_walk_set(const unsigned char* sets, std::uintptr_t pc,
+                                            std::uintptr_t sp) noexcept {
+  return sets + (unwind_leaf_key(pc, sp) >> (64 - unwind_walk_set_bits)) * unwind_walk_set_bytes;
+}
+
 inline constexpr std::uint64_t stack_hash_seed = 0x9E3779B97F4A7C15u;
 inline std::uint64_t stack_hash(std::uint64_t h, std::uintptr_t ip) noexcept {
   h = (h ^ ip) * 0xff51afd7ed558ccdu;
