@@ -44,9 +44,6 @@ std::size_t unwind_capture_from(unwind_cache* cache, const std::uintptr_t** out,
                                 std::uintptr_t stack_hi, std::uint64_t* hash, bool* same_as_last,
                                 std::uint64_t** tag) noexcept;
 
-// The hash of a stack, built from its outermost frame in, so that stacks sharing their outer
-// frames share that part of the work: h = stack_hash(h, ip) for ip = out[n - 1] .. out[0], from
-// stack_hash_seed.
 // The walks remembered from a leaf frame (the hook's caller: its pc and the sp after it returns)
 // are looked up in one of 2^unwind_walk_set_bits sets of unwind_walk_set_bytes each, by a key of
 // that frame; the set's first line is the first the lookup reads. A hook may start fetching it
@@ -64,6 +61,9 @@ inline const unsigned char* unwind_walk_set(const unsigned char* sets, std::uint
   return sets + (unwind_leaf_key(pc, sp) >> (64 - unwind_walk_set_bits)) * unwind_walk_set_bytes;
 }
 
+// The hash of a stack, built from its outermost frame in, so that stacks sharing their outer
+// frames share that part of the work: h = stack_hash(h, ip) for ip = out[n - 1] .. out[0], from
+// stack_hash_seed.
 inline constexpr std::uint64_t stack_hash_seed = 0x9E3779B97F4A7C15u;
 inline std::uint64_t stack_hash(std::uint64_t h, std::uintptr_t ip) noexcept {
   h = (h ^ ip) * 0xff51afd7ed558ccdu;
