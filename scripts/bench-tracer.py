@@ -822,15 +822,19 @@ def corpus_mode(args, lowalloc, workload):
         write_json(args.json, results, ctx)
 
 
+def split_command(argv, tool):
+    """The options before `--` and the command after it (None without `--`)."""
+    if "--" not in argv:
+        return argv, None
+    command = argv[argv.index("--") + 1:]
+    if not command:
+        sys.exit(f"{tool}: nothing after --; give the command to measure")
+    return argv[:argv.index("--")], command
+
+
 def main():
     # `-- CMD [ARG...]`: one program of the user's, measured as a corpus program is.
-    argv = sys.argv[1:]
-    command = None
-    if "--" in argv:
-        command = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
-        if not command:
-            sys.exit("bench-tracer: nothing after --; give the command to measure")
+    argv, command = split_command(sys.argv[1:], "bench-tracer")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("build")
     ap.add_argument("--count", type=int, default=1000000, help="strings per thread (default mode)")
