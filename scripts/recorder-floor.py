@@ -42,6 +42,7 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -206,7 +207,7 @@ def main():
             print(f"recorder-floor: {program.name}", file=sys.stderr)
             results.append(measure_program(bt, program, ctx, build, args.rounds))
     finally:
-        bt.shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     print_table(results, args.rounds)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
