@@ -24,18 +24,34 @@ inline void* map_memory(std::size_t bytes, bool populate = false) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
+// Marks [p, p + bytes) (p page-aligned) to read as zero pages in a fork child instead of being
+// copied (MADV_WIPEONFORK, Linux 4.14), for the recorder's memory that a child never reads before
+// it empties it: a child runs untraced until its first event, or only execs, and a traced child
+// starts its blocks, tables and file afresh (lifecycle.cpp, settle_pending_fork). Left shared,
+// every page of it that the parent wrote after a fork was copied (copy-on-write), and each fork
+// copied the page tables of all of it: 2,000 forks of a program whose children exit at once
+// (run with --no-fork) cost 0.556 s of CPU traced, 0.525 s with this, 0.374 s untraced. A
+// kernel without the call copies the pages as before.
+inline constexpr int madv_wipeonfork = 18;
+inline void wipe_on_fork(void* p, std::size_t bytes) { madvise(p, bytes, madv_wipeonfork); }
+
 // Zero-filled private memory for a large table that is about to be written all over, or
 // nullptr: map_memory(bytes, true), in transparent huge pages where the kernel gives them on
 // request (MADV_HUGEPAGE) and the table is at least `huge_from` bytes. Such a table is read at a
 // random place on every event that uses it; in 4 KiB pages each of those reads may miss the TLB
-// too, and a growing table faulted its pages in one at a time. Freed by munmap(p, bytes), as
+// too, and a growing table faulted its pages in one at a time. Not copied into a fork child
+// (wipe_on_fork): a child empties every table before it reads one. Freed by munmap(p, bytes), as
 // map_memory's.
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 inline constexpr std::size_t huge_from = 2 * huge_page_bytes;
 inline constexpr int madv_populate_write = 23;  // MADV_POPULATE_WRITE, Linux 5.14
 
 inline void* map_table(std::size_t bytes) {
-  if (bytes < huge_from || bytes % huge_page_bytes != 0) return map_memory(bytes, true);
+  if (bytes < huge_from || bytes % huge_page_bytes != 0) {
+    void* small = map_memory(bytes, true);
+    if (small != nullptr) wipe_on_fork(small, bytes);
+    return small;
+  }
   // A huge page must start at a multiple of its size: map one more, keep the aligned part.
   auto* p = static_cast<unsigned char*>(map_memory(bytes + huge_page_bytes));
   if (p == nullptr) return nullptr;
@@ -45,6 +61,7 @@ inline void* map_table(std::size_t bytes) {
   munmap(p + head + bytes, huge_page_bytes - head);
   unsigned char* table = p + head;
   madvise(table, bytes, MADV_HUGEPAGE);
+  wipe_on_fork(table, bytes);
   // Made now, as map_memory(bytes, true) does; a kernel without the call faults them in as the
   // table is written.
   madvise(table, bytes, madv_populate_write);

@@ -332,6 +332,9 @@ bool start_compressor() {
   compress_capacity = ZSTD_compressBound(prefix_bytes);
   compress_buffer = static_cast<unsigned char*>(map_memory(compress_capacity));
   prefix_memory = static_cast<unsigned char*>(map_memory(prefix_slots * prefix_bytes));
+  // A fork child compresses into its own buffer and starts its prefixes afresh (sink_fork_child).
+  if (compress_buffer != nullptr) wipe_on_fork(compress_buffer, compress_capacity);
+  if (prefix_memory != nullptr) wipe_on_fork(prefix_memory, prefix_slots * prefix_bytes);
   if (cctx == nullptr || compress_buffer == nullptr) {
     say("cannot set up the trace compressor; the program runs on untraced");
     return false;

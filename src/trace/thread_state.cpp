@@ -68,10 +68,14 @@ bool wait_until_inactive(thread_state* t) {
 }
 
 // One mapping per thread: the state, two buffers (each with its ADDRESSES trailer), the unwind
-// cache, the block-local tables and the first stack table.
+// cache, the block-local tables and the first stack table. The state has pages of its own: a
+// fork child keeps it, and reads all the rest as zero (wipe_on_fork; the zero cache is the empty
+// one, and a traced child begins its block and its tables afresh before it writes them).
+constexpr std::size_t page_bytes = 4096;
+constexpr std::size_t state_bytes = (sizeof(thread_state) + page_bytes - 1) & ~(page_bytes - 1);
+
 std::size_t thread_mapping_bytes() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
-  std::size_t state_bytes = (sizeof(thread_state) + 63) & ~std::size_t{63};
   return state_bytes + 2 * (buffer_bytes + trailer_bytes) + cache_bytes +
          (local_capacity + 2 * local_limit) * sizeof(local_entry) + free_orders_bytes +
          first_table_capacity * sizeof(stack_entry);
@@ -137,9 +141,9 @@ bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_
 
 thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
-  std::size_t state_bytes = (sizeof(thread_state) + 63) & ~std::size_t{63};
   auto* mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
   if (mem == nullptr) return nullptr;
+  wipe_on_fork(mem + state_bytes, thread_mapping_bytes() - state_bytes);
   auto* t = reinterpret_cast<thread_state*>(mem);
   unsigned char* at = mem + state_bytes;
   t->buffers[0] = at;

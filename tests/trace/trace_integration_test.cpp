@@ -1090,6 +1090,51 @@ TEST_F(trace_test, a_fork_child_defines_the_stacks_its_parent_walked_before_the_
   EXPECT_EQ(allocations_at(child, "same_site_loop"), std::uint64_t{k_iterations});
 }
 
+// The recorder's buffers and tables are not copied into a fork child (MADV_WIPEONFORK): the child
+// reads them as zero and starts afresh, and the parent's writes after the fork copy nothing. A
+// parent that keeps 300,000 blocks (a table of them megabytes large) has its two block buffers
+// and that table so marked, and its child, which finds all of them zero, still records exactly.
+TEST_F(trace_test, a_fork_child_gets_no_copy_of_the_recorders_buffers_and_tables) {
+  constexpr long kept = 300000;
+  command_result plain =
+      run_command({program("fork_kept"), "0", std::to_string(kept)}, fresh_dir());
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(std::stol(plain.out), 0) << "the program has no such memory of its own";
+
+  traced runs[2] = {trace("fork_kept", {std::to_string(k_iterations), std::to_string(kept)}),
+                    trace("fork_kept", {"0", std::to_string(kept)})};
+  counts parents[2], children[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(runs[i].run.status, 0) << runs[i].run.err;
+    // Two buffers of 512 KiB, and a table of 300,000 entries of 12 bytes at most half full.
+    EXPECT_GE(std::stol(runs[i].run.out), 2 * 512 + kept * 12 * 2 / 1024) << runs[i].run.out;
+    parents[i] = counts_of(read_complete(runs[i].trace));
+    const std::vector<fs::path> files = child_traces(runs[i].trace);
+    ASSERT_EQ(files.size(), 1u);
+    const analyze::analysis child = read_complete(files[0]);
+    EXPECT_TRUE(child.process.fork_child);
+    EXPECT_EQ(child.unmatched_frees, 0u);
+    EXPECT_EQ(child.lost_events, 0u);
+    children[i] = counts_of(child);
+  }
+  expected parent;
+  parent.allocations = parent.frees = parent.temporary = k_iterations;
+  parent.bytes = 30 * k_iterations;
+  parent.by_kind = kinds({{fmt::kind_malloc, k_iterations}});
+  {
+    SCOPED_TRACE("parent");
+    expect_counts(parents[0] - parents[1], parent);
+  }
+  expected child;
+  child.allocations = child.frees = child.temporary = 2 * k_iterations;
+  child.bytes = 2 * 20 * k_iterations;
+  child.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations}});
+  {
+    SCOPED_TRACE("child");
+    expect_counts(children[0] - children[1], child);
+  }
+}
+
 TEST_F(trace_test, no_fork_writes_no_child_file) {
   expected parent;
   parent.allocations = parent.frees = parent.temporary = k_iterations;
