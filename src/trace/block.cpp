@@ -27,12 +27,7 @@ __attribute__((noinline)) std::uint32_t new_stack(thread_state* t, const std::ui
                                                   std::size_t n, std::uint64_t hash,
                                                   std::size_t slot, std::uint64_t stamp) {
   stack_table& s = t->stacks;
-  const std::uintptr_t* previous = s.written_ips;
-  const std::size_t previous_n = s.written_n;
-  std::size_t shared = 0;
-  while (shared < n && shared < previous_n &&
-         ips[n - 1 - shared] == previous[previous_n - 1 - shared])
-    ++shared;
+  const std::size_t shared = common_outer_frames(ips, n, s.written_ips, s.written_n);
   const new_stack_id got =
       add_stack(s, ips, n, hash, slot, t->generation, stamp, t->clock,
                 many_threads.load(std::memory_order_relaxed), s.written, shared);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -50,10 +51,8 @@ std::uint32_t add(thread_table& t, const frames& f, bool shared_process = false,
   std::size_t slot = 0;
   const std::uint64_t hash = hash_of(f);
   EXPECT_EQ(find_stack(s, f.data(), f.size(), hash, slot), 0u);
-  std::size_t common = 0;
-  while (common < f.size() && common < s.written_n &&
-         f[f.size() - 1 - common] == s.written_ips[s.written_n - 1 - common])
-    ++common;
+  const std::size_t common =
+      lowalloc::trace::common_outer_frames(f.data(), f.size(), s.written_ips, s.written_n);
   const new_stack_id got =
       add_stack(s, f.data(), f.size(), hash, slot, 0, stamp, 0, shared_process, s.written, common);
   EXPECT_NE(got.id, 0u);
@@ -83,6 +82,37 @@ frames recursion_stack(unsigned i, int bits, unsigned site) {
   }
   for (int k = 29; k >= 0; --k) f.push_back(0x7f0000010000u + 0x100u * static_cast<unsigned>(k));
   return f;
+}
+
+// The outermost frames two stacks share, as new_stack counts them before storing a stack: four at
+// a time, then one by one. Against a frame-by-frame count, for every pair of lengths up to 13 and
+// a first difference at every depth (and none), so that it falls in each lane of a step of four
+// and in the frames left after the steps.
+TEST(StackTable, CommonOuterFramesCountsEveryLaneAndTheRest) {
+  const auto expected = [](const frames& a, const frames& b) {
+    std::size_t k = 0;
+    while (k < a.size() && k < b.size() && a[a.size() - 1 - k] == b[b.size() - 1 - k]) ++k;
+    return k;
+  };
+  std::size_t checked = 0;
+  for (std::size_t na = 0; na <= 13; ++na) {
+    for (std::size_t nb = 0; nb <= 13; ++nb) {
+      const std::size_t limit = std::min(na, nb);
+      for (std::size_t differ = 0; differ <= limit; ++differ) {  // limit: no difference
+        frames a(na), b(nb);
+        // Outermost first: frame k from the outside is 0x1000 + k in both, but for `differ`.
+        for (std::size_t k = 0; k < na; ++k) a[na - 1 - k] = 0x1000 + k;
+        for (std::size_t k = 0; k < nb; ++k) b[nb - 1 - k] = k == differ ? 0x9000 + k : 0x1000 + k;
+        const std::size_t got = lowalloc::trace::common_outer_frames(a.data(), na, b.data(), nb);
+        ASSERT_EQ(got, expected(a, b))
+            << na << " and " << nb << " frames, first differing at " << differ;
+        ASSERT_EQ(got, differ < limit ? differ : limit);
+        ASSERT_EQ(lowalloc::trace::common_outer_frames(b.data(), nb, a.data(), na), got);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 800u);
 }
 
 // Every stack is found by its frames with the id it was given, through chains of stored frames,
