@@ -67,16 +67,18 @@ bool wait_until_inactive(thread_state* t) {
   return true;
 }
 
-// One mapping per thread: the state, two buffers (each with its ADDRESSES trailer), the unwind
-// cache, the block-local tables and the first stack table. The state has pages of its own: a
-// fork child keeps it, and reads all the rest as zero (wipe_on_fork; the zero cache is the empty
-// one, and a traced child begins its block and its tables afresh before it writes them).
+// One mapping per thread: the state, the unwind cache, two buffers (each with its ADDRESSES
+// trailer), the block-local tables and the first stack table. The state and the cache's rules
+// start at page boundaries: a fork child keeps them (the rules hold for its modules, which are
+// the parent's, and cost a walk of the unwind tables to find again), and reads all the rest as
+// zero (wipe_on_fork). Zero is no walk remembered; a traced child begins its block and its tables
+// afresh before it writes them.
 constexpr std::size_t page_bytes = 4096;
 constexpr std::size_t state_bytes = (sizeof(thread_state) + page_bytes - 1) & ~(page_bytes - 1);
 
 std::size_t thread_mapping_bytes() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
-  return state_bytes + 2 * (buffer_bytes + trailer_bytes) + cache_bytes +
+  return state_bytes + cache_bytes + 2 * (buffer_bytes + trailer_bytes) +
          (local_capacity + 2 * local_limit) * sizeof(local_entry) + free_orders_bytes +
          first_table_capacity * sizeof(stack_entry);
 }
@@ -143,17 +145,18 @@ thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
   auto* mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
   if (mem == nullptr) return nullptr;
-  wipe_on_fork(mem + state_bytes, thread_mapping_bytes() - state_bytes);
+  const std::size_t kept_bytes = state_bytes + unwind_cache_rule_bytes();
+  wipe_on_fork(mem + kept_bytes, thread_mapping_bytes() - kept_bytes);
   auto* t = reinterpret_cast<thread_state*>(mem);
   unsigned char* at = mem + state_bytes;
+  t->cache = unwind_cache_init(at);
+  t->walk_sets = unwind_walk_sets(t->cache);
+  at += cache_bytes;
   t->buffers[0] = at;
   at += buffer_bytes + trailer_bytes;
   t->buffers[1] = at;
   at += buffer_bytes + trailer_bytes;
   t->buffer = t->buffers[0];
-  t->cache = unwind_cache_init(at);
-  t->walk_sets = unwind_walk_sets(t->cache);
-  at += cache_bytes;
   t->local = reinterpret_cast<local_entry*>(at);
   at += local_capacity * sizeof(local_entry);
   t->scratch = reinterpret_cast<local_entry*>(at);

@@ -1173,6 +1173,9 @@ struct unwind_cache {
 
 std::size_t unwind_cache_bytes() noexcept { return sizeof(unwind_cache); }
 
+static_assert(sizeof(unwind_cache::sets) % 4096 == 0, "the rules end at a page boundary");
+std::size_t unwind_cache_rule_bytes() noexcept { return sizeof(unwind_cache::sets); }
+
 unwind_cache* unwind_cache_init(void* memory) noexcept {
   return new (memory) unwind_cache;  // trivial type: the zero-filled memory is the empty cache
 }

@@ -15,6 +15,10 @@ struct unwind_cache;  // opaque, per thread
 std::size_t unwind_cache_bytes() noexcept;
 // memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
 unwind_cache* unwind_cache_init(void* memory) noexcept;
+// The bytes at the start of a cache that hold its rules, a multiple of 4096: what walks derived
+// from the modules' unwind tables, as good in a fork child, which has the same modules. The rest
+// of the cache (the walks remembered) may read as zero there: zero is no walk remembered.
+std::size_t unwind_cache_rule_bytes() noexcept;
 // Forgets every rule (after dlclose).
 void unwind_cache_clear(unwind_cache* cache) noexcept;
 
