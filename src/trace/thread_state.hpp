@@ -43,7 +43,7 @@ inline constexpr std::size_t tick_capacity = 1024;
 // mostly takes 1 byte here).
 inline constexpr std::size_t free_orders_bytes = 64 * 1024;
 // Beyond buffer_bytes: ADDRESSES (or KEPT), ORDERS and the tick section; whole cache lines, as
-// the thread's mapping lays out what follows the buffers (the unwind cache) by them.
+// the thread's mapping lays out what follows the buffers (the block-local tables) by them.
 inline constexpr std::size_t trailer_bytes =
     (16 + local_limit * 16 +  // ADDRESSES or KEPT
      32 + free_orders_bytes + trace_format::max_varint_bytes + local_limit * 3 +  // ORDERS

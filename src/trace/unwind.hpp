@@ -11,7 +11,8 @@ namespace lowalloc::trace {
 
 struct unwind_cache;  // opaque, per thread
 
-// Bytes the caller must provide for one cache (about 420 KiB).
+// Bytes the caller must provide for one cache (about 860 KiB: 256 KiB of rules, the rest the
+// walks remembered).
 std::size_t unwind_cache_bytes() noexcept;
 // memory: unwind_cache_bytes() zero-filled bytes, 64-byte aligned (from mmap).
 unwind_cache* unwind_cache_init(void* memory) noexcept;
