@@ -29,9 +29,9 @@ inline void* map_memory(std::size_t bytes, bool populate = false) {
 // it empties it: a child runs untraced until its first event, or only execs, and a traced child
 // starts its blocks, tables and file afresh (lifecycle.cpp, settle_pending_fork). Left shared,
 // every page of it that the parent wrote after a fork was copied (copy-on-write), and each fork
-// copied the page tables of all of it: 2,000 forks of a program whose children exit at once
-// (run with --no-fork) cost 0.556 s of CPU traced, 0.525 s with this, 0.374 s untraced. A
-// kernel without the call copies the pages as before.
+// copied the page tables of all of it: a fork of a child that exits at once cost the traced
+// parent 149 us of CPU more than untraced, 98 us with this (tests/bench/fork_loop,
+// docs/benchmarks.md). A kernel without the call copies the pages as before.
 inline constexpr int madv_wipeonfork = 18;
 inline void wipe_on_fork(void* p, std::size_t bytes) { madvise(p, bytes, madv_wipeonfork); }
 
