@@ -613,6 +613,8 @@ struct decode_visitor {
     c.thread_written = (r.flags & fmt::crash_flag_thread_written) != 0;
     c.writer_late = (r.flags & fmt::crash_flag_writer_late) != 0;
     c.more_threads = (r.flags & fmt::crash_flag_more_threads) != 0;
+    c.ended = (r.flags & fmt::crash_flag_ended) != 0;
+    c.deferred = (r.flags & fmt::crash_flag_deferred) != 0;
     c.format_version = m.index_.version;
     while (entries.left() != 0) {
       const fmt::crash_thread e = entries.next();

@@ -247,7 +247,8 @@ struct process_info {
 };
 
 /// A crash the recorder's handler saw (a CRASH record): the signal, the thread that raised it,
-/// and the threads whose last block was not written.
+/// and the threads whose last block was not written. Or, with `ended`, a signal sent to end the
+/// process (SIGTERM, SIGINT, ...): the recorder wrote every thread's events, as at an exit.
 struct crash_info {
   struct thread {
     std::uint64_t tid = 0;
@@ -259,12 +260,30 @@ struct crash_info {
   bool thread_written = false;  // the crashing thread's last events are in the trace
   bool writer_late = false;     // blocks handed over before the crash may be missing too
   bool more_threads = false;    // more threads had unwritten blocks than are listed
+  bool ended = false;           // a signal that ends the process, not a fault (crash_flag_ended)
+  bool deferred = false;        // it came inside the recorder, which finished the event first
   std::vector<thread> unwritten;
   std::uint16_t format_version = 4;  // of the trace: how few bytes an event takes
 
   /// "SIGSEGV" and the like; "signal N" for a number without a name here.
   std::string signal_name() const {
     switch (signal) {
+      case 1:
+        return "SIGHUP";
+      case 2:
+        return "SIGINT";
+      case 3:
+        return "SIGQUIT";
+      case 10:
+        return "SIGUSR1";
+      case 12:
+        return "SIGUSR2";
+      case 13:
+        return "SIGPIPE";
+      case 14:
+        return "SIGALRM";
+      case 15:
+        return "SIGTERM";
       case 4:
         return "SIGILL";
       case 6:

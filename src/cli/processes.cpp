@@ -38,7 +38,10 @@ process_row row_of(const std::string& file) {
     r.complete = a.complete;
     r.running = a.running;
     r.exec_path = a.exec_path;
-    if (a.crash) r.signal = a.crash->signal;
+    if (a.crash) {
+      r.signal = a.crash->signal;
+      r.signal_ended = a.crash->ended;
+    }
     r.truncation = a.truncation;
   } catch (const analyze::trace_error& e) {
     r.error = e.what();
@@ -357,7 +360,7 @@ void write_processes_json(std::ostream& out, const std::string& first,
     for (std::size_t k = 0; k < p.argv.size(); ++k)
       out << (k == 0 ? "" : ", ") << report::json_string(p.argv[k]);
     out << "], \"ended\": \""
-        << (r.signal != 0 ? "crash"
+        << (r.signal != 0 ? (r.signal_ended ? "signal" : "crash")
             : r.complete  ? (r.exec_path.empty() ? "exit" : "exec")
                           : (r.running ? "running" : "killed"))
         << "\", \"exec_path\": "

@@ -401,7 +401,8 @@ int run_main(int argc, char** argv) {
 
   // What the recorder wrote: "file PATH" per trace file, "error TEXT" per failure (already
   // printed by the recorder), "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN" when a crash
-  // handler ran (recorder's crash.cpp).
+  // handler ran, "ended PID SIGNAL TID" when the handler of a signal sent to end the process
+  // finished the trace (recorder's crash.cpp).
   std::vector<std::string> files;
   std::vector<std::string> shadowed;  // "PID MASK PATH": see below
   bool recorder_error = false;
@@ -411,6 +412,7 @@ int run_main(int argc, char** argv) {
     unsigned long long threads = 0;      // how many threads had unwritten blocks
     int written = 0;                     // 1: the crashing thread's events were written
   } crash;
+  bool ended_whole = false;  // the program's own process: its trace is whole up to the signal
   {
     std::ifstream in(manifest);
     std::string line;
@@ -430,6 +432,11 @@ int run_main(int argc, char** argv) {
           crash = c;
         }
       }
+      long long ended_pid = 0;
+      int ended_sig = 0;
+      if (std::sscanf(line.c_str(), "ended %lld %d", &ended_pid, &ended_sig) == 2 &&
+          ended_pid == pid)
+        ended_whole = true;
     }
   }
   unlink(manifest);
@@ -453,6 +460,8 @@ int run_main(int argc, char** argv) {
     std::string what;
     if (files.empty()) {
       what = "no trace was written";
+    } else if (ended_whole) {
+      what = "the recorder wrote every thread's events up to the signal: no event is missing";
     } else if (!crash.seen) {
       what =
           "the recorder could not write the events of each thread's last block (up to 512 KiB "

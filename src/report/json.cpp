@@ -208,7 +208,8 @@ void write_json_crash(std::ostream& out, const analyze::crash_info& c) {
       << ", \"signal_name\": " << json_string(c.signal_name()) << ", \"thread\": " << c.tid
       << ", \"thread_written\": " << (c.thread_written ? "true" : "false")
       << ", \"writer_late\": " << (c.writer_late ? "true" : "false")
-      << ", \"more_threads\": " << (c.more_threads ? "true" : "false") << ", \"unwritten\": [";
+      << ", \"more_threads\": " << (c.more_threads ? "true" : "false")
+      << ", \"ended\": " << (c.ended ? "true" : "false") << ", \"unwritten\": [";
   for (std::size_t i = 0; i < c.unwritten.size(); ++i) {
     const analyze::crash_info::thread& t = c.unwritten[i];
     out << (i == 0 ? "" : ", ") << "{\"thread\": " << t.tid

@@ -16,6 +16,12 @@ using analyze::process_info;
 
 // The crash the recorder's handler saw (a CRASH record) and what it could not write.
 void write_crash(std::ostream& out, const analyze::crash_info& c) {
+  if (c.ended) {
+    out << "\nthe program was ended by signal " << c.signal << " (" << c.signal_name()
+        << "), received by thread " << c.tid
+        << "; no event is missing: the recorder wrote every thread's events up to the signal\n";
+    return;
+  }
   out << "\nthe program was killed by signal " << c.signal << " (" << c.signal_name()
       << ") in thread " << c.tid;
   if (c.unwritten.empty() && !c.more_threads) {
@@ -295,7 +301,7 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";
   if (a.crash) write_crash(out, *a.crash);
-  if (!a.complete && a.truncation.empty() && !a.crash) write_unfinished(out, a);
+  if (!a.complete && a.truncation.empty() && (!a.crash || a.crash->ended)) write_unfinished(out, a);
   if (!a.truncation.empty())
     out << "\nthe trace is damaged; counts are up to the damage: " << a.truncation << '\n';
 

@@ -1,9 +1,11 @@
-// The crash handler (crash.hpp). Everything here is async-signal-safe: no allocation, no lock
-// waited for (trylock, and give up after a second), only system calls and the recorder's own
-// encoders.
+// The handlers of the signals that end the process (crash.hpp). The crash handler is
+// async-signal-safe: no allocation, no lock waited for (trylock, and give up after a second),
+// only system calls and the recorder's own encoders. The handler of the signals sent to end the
+// process runs the exit's path, only ever outside the recorder (see on_end).
 #include "trace/crash.hpp"
 
 #include "trace/block.hpp"
+#include "trace/bootstrap.hpp"
 #include "trace/clock.hpp"
 #include "trace/config.hpp"
 #include "trace/format.hpp"
@@ -31,6 +33,22 @@ namespace fmt = lowalloc::trace_format;
 namespace {
 
 constexpr int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+// Signals whose default action ends the process and that come from outside it (kill, timeout,
+// a pool's terminate, Ctrl-C, a closed pipe, an alarm), not from a fault of its own.
+constexpr int end_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE,
+                               SIGALRM, SIGTERM, SIGUSR1, SIGUSR2};
+
+template <std::size_t N>
+constexpr bool listed_in(const int (&list)[N], int sig) {
+  for (int s : list)
+    if (s == sig) return true;
+  return false;
+}
+
+// stand_in[sig]: the recorder's handler is installed where the program's action is SIG_DFL. The
+// program is shown SIG_DFL (program_sigaction): python3, for one, installs its KeyboardInterrupt
+// handler only when it finds SIGINT at its default.
+std::atomic<bool> stand_in[NSIG];
 constexpr std::size_t max_listed = 256;  // threads named in CRASH
 
 // The recorder's own code: a crash there may have left the thread's block half written.
@@ -90,6 +108,31 @@ void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::
   close(fd);
 }
 
+// "ended PID SIGNAL TID" for `lowalloc run`: the trace is whole up to the signal.
+void manifest_end(int sig, std::uint64_t tid) {
+  if (manifest_path[0] == 0) return;
+  char line[96];
+  char* p = line;
+  std::memcpy(p, "ended ", 6);
+  p += 6;
+  p = put_decimal(p, static_cast<std::uint64_t>(getpid()));
+  *p++ = ' ';
+  p = put_decimal(p, static_cast<std::uint64_t>(sig));
+  *p++ = ' ';
+  p = put_decimal(p, tid);
+  *p++ = '\n';
+  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  write_all(fd, line, static_cast<std::size_t>(p - line));
+  close(fd);
+}
+
+// A signal whose SIG_DFL the recorder stands in for, while it traces this process.
+bool stands_in_for(int sig) {
+  return (listed_in(crash_signals, sig) || listed_in(end_signals, sig)) &&
+         tracing.load(std::memory_order_relaxed) && traced_process();
+}
+
 void write_crash(int sig, void* context) {
   const std::uint64_t deadline = monotonic_ns() + 1000000000;
   const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
@@ -142,6 +185,17 @@ void write_crash(int sig, void* context) {
   tls_guard = guard;
 }
 
+// What the signal would have done: the default action, raised again in this thread. In a
+// handler it is blocked until the handler returns; a fault's instruction is not run again.
+void raise_default(int sig) {
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  stand_in[sig].store(false, std::memory_order_release);
+  real.sig_action(sig, &dfl, nullptr);
+  syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
 void on_crash(int sig, siginfo_t*, void* context) {
   const int saved_errno = errno;
   int expected = 0;
@@ -153,34 +207,118 @@ void on_crash(int sig, siginfo_t*, void* context) {
     const std::uint64_t deadline = monotonic_ns() + 2000000000;
     while (crash_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
   }
-  // What the signal would have done: the default action, raised again in this thread. It is
-  // blocked until the handler returns; a fault's instruction is not run again.
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+  raise_default(sig);
   errno = saved_errno;
+}
+
+// The signals that end the process without a fault. Inside the recorder (or the allocator it
+// called) the thread's block is half written and it may hold the recorder's locks: the signal
+// waits there until the thread leaves (release_guard, a few microseconds). Outside, the thread
+// holds none of them, and the trace is finished as at an exit (finish_process): every thread's
+// events, a CRASH record with the flag `ended`, END.
+std::atomic<int> end_state{0};  // 0: none yet, 1: a thread is finishing the trace, 2: done
+
+void end_by_signal(int sig, bool deferred) {
+  int expected = 0;
+  if (end_state.compare_exchange_strong(expected, 1)) {
+    if (tracing.load(std::memory_order_relaxed) && traced_process()) {
+      const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+      if (finish_process(sig, tid, deferred)) manifest_end(sig, tid);
+    }
+    end_state.store(2);
+  } else {
+    // Another thread is finishing the trace, and then ends the process.
+    const std::uint64_t deadline = monotonic_ns() + 2000000000;
+    while (end_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
+  }
+  raise_default(sig);
+}
+
+void on_end(int sig, siginfo_t*, void*) {
+  const int saved_errno = errno;
+  if (tls_guard)
+    tls_pending_signal = sig;
+  else
+    end_by_signal(sig, false);
+  errno = saved_errno;
+}
+
+bool is_default(const struct sigaction& a) {
+  return (a.sa_flags & SA_SIGINFO) == 0 && a.sa_handler == SIG_DFL;
+}
+
+// Stands in for SIG_DFL with the recorder's handler; false if the kernel refused.
+bool install(int sig) {
+  struct sigaction act = {};
+  act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&act.sa_mask);
+  if (listed_in(crash_signals, sig)) {
+    act.sa_sigaction = on_crash;
+  } else {
+    act.sa_sigaction = on_end;
+    // A deferred signal returns to the recorder, which must not see EINTR; and no second one
+    // runs the handler again in this thread meanwhile.
+    act.sa_flags |= SA_RESTART;
+    for (int s : end_signals) sigaddset(&act.sa_mask, s);
+  }
+  if (real.sig_action(sig, &act, nullptr) != 0) return false;
+  stand_in[sig].store(true, std::memory_order_release);
+  return true;
 }
 
 }  // namespace
 
-void install_crash_handlers() {
+void install_signal_handlers() {
   std::uintptr_t lo = 0, hi = 0;
   if (module_text_range(reinterpret_cast<const void*>(&on_crash), &lo, &hi)) {
     text_lo = lo;
     text_hi = hi;
   }
-  for (int sig : crash_signals) {
+  auto install_if_default = [](int sig) {
     struct sigaction old = {};
-    if (sigaction(sig, nullptr, &old) != 0) continue;
-    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
-    struct sigaction act = {};
-    act.sa_sigaction = on_crash;
-    act.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&act.sa_mask);
-    sigaction(sig, &act, nullptr);
+    if (real.sig_action(sig, nullptr, &old) == 0 && is_default(old)) install(sig);
+  };
+  for (int sig : crash_signals) install_if_default(sig);
+  for (int sig : end_signals) install_if_default(sig);
+}
+
+void deliver_pending_signal() {
+  const int sig = tls_pending_signal;
+  tls_pending_signal = 0;
+  if (sig != 0) end_by_signal(sig, true);
+}
+
+int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  if (sig > 0 && sig < NSIG && stand_in[sig].load(std::memory_order_acquire)) {
+    if (act != nullptr && !is_default(*act)) {
+      const int r = real.sig_action(sig, act, nullptr);
+      if (r != 0) return r;
+      stand_in[sig].store(false, std::memory_order_release);
+    }
+    if (old != nullptr) {
+      std::memset(old, 0, sizeof *old);
+      old->sa_handler = SIG_DFL;
+    }
+    return 0;
   }
+  const int r = real.sig_action(sig, act, old);
+  if (r == 0 && act != nullptr && is_default(*act) && stands_in_for(sig)) install(sig);
+  return r;
+}
+
+sighandler_t program_signal(sighandler_t (*real_signal)(int, sighandler_t), int sig,
+                            sighandler_t handler) {
+  if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) return real_signal(sig, handler);
+  if (stand_in[sig].load(std::memory_order_acquire)) {
+    if (handler != SIG_DFL) {
+      if (real_signal(sig, handler) == SIG_ERR) return SIG_ERR;
+      stand_in[sig].store(false, std::memory_order_release);
+    }
+    return SIG_DFL;
+  }
+  const sighandler_t old = real_signal(sig, handler);
+  if (old != SIG_ERR && handler == SIG_DFL && stands_in_for(sig)) install(sig);
+  return old;
 }
 
 }  // namespace lowalloc::trace

@@ -80,6 +80,12 @@ inline constexpr std::uint64_t process_flag_exec = 2;
 inline constexpr std::uint64_t crash_flag_thread_written = 1;  // the crashing thread's last events
 inline constexpr std::uint64_t crash_flag_writer_late = 2;     // blocks handed over may be missing
 inline constexpr std::uint64_t crash_flag_more_threads = 4;    // more threads than listed
+// A signal that ends the process (SIGTERM, SIGINT, ...), not a fault: every thread's events were
+// written as at an exit, and END follows.
+inline constexpr std::uint64_t crash_flag_ended = 8;
+// With `ended`: the signal came while the thread was inside the recorder, which finished the
+// event before acting on it.
+inline constexpr std::uint64_t crash_flag_deferred = 16;
 
 }  // namespace lowalloc::trace_format
 

@@ -5,6 +5,7 @@
 #include "trace/hooks.hpp"
 #include "trace/block.hpp"
 #include "trace/bootstrap.hpp"
+#include "trace/crash.hpp"
 #include "trace/format.hpp"
 #include "trace/lifecycle.hpp"
 #include "trace/modules.hpp"
@@ -244,6 +245,33 @@ LOWALLOC_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr
   if (rc != 0) thread_not_started(record);
   return rc;
 }
+
+// --- signals -------------------------------------------------------------------------------------
+
+// The program sees SIG_DFL where the recorder's handler stands in for it (crash.hpp). Called
+// before the real functions are known only from inside dlsym, which sets no signal's action.
+LOWALLOC_EXPORT int sigaction(int sig, const struct sigaction* act,
+                              struct sigaction* old) noexcept {
+  if (!ready()) {
+    errno = EAGAIN;
+    return -1;
+  }
+  return program_sigaction(sig, act, old);
+}
+
+#define LOWALLOC_SIGNAL_HOOK(name, member)                                    \
+  LOWALLOC_EXPORT sighandler_t name(int sig, sighandler_t handler) noexcept { \
+    if (!ready()) {                                                           \
+      errno = EAGAIN;                                                         \
+      return SIG_ERR;                                                         \
+    }                                                                         \
+    return program_signal(real.member, sig, handler);                         \
+  }
+LOWALLOC_SIGNAL_HOOK(signal, sig_signal)
+LOWALLOC_SIGNAL_HOOK(bsd_signal, sig_bsd)
+LOWALLOC_SIGNAL_HOOK(ssignal, sig_ssignal)
+LOWALLOC_SIGNAL_HOOK(sysv_signal, sig_sysv)
+#undef LOWALLOC_SIGNAL_HOOK
 
 // A process that ends with _exit (often a fork child) still gets its last block and END. (glibc
 // declares _exit without noexcept, _Exit with it; the definitions match.)

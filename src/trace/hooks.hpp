@@ -11,6 +11,9 @@
 //   member  its slot in real_functions (_exit and _Exit are reserved names)
 //   result, params, args   its signature, and its parameters as passed on
 //
+// sigaction and the signal family: the recorder's handlers stand in for SIG_DFL, and the program
+// is shown SIG_DFL (crash.hpp). sigset is not among them.
+//
 // execl, execlp and execle have no real function of their own: hooks.cpp collects their
 // arguments and calls the exec hooks of the list.
 #ifndef LOWALLOC_SRC_TRACE_HOOKS_HPP
@@ -18,6 +21,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include <cstddef>
 
@@ -55,7 +59,13 @@
     (fd, argv, envp))                                                                              \
   X(own, execveat, execveat, int,                                                                  \
     (int dirfd, const char* path, char* const argv[], char* const envp[], int flags),              \
-    (dirfd, path, argv, envp, flags))
+    (dirfd, path, argv, envp, flags))                                                              \
+  X(own, sigaction, sig_action, int,                                                               \
+    (int sig, const struct sigaction* act, struct sigaction* old), (sig, act, old))                \
+  X(own, signal, sig_signal, sighandler_t, (int sig, sighandler_t handler), (sig, handler))        \
+  X(own, bsd_signal, sig_bsd, sighandler_t, (int sig, sighandler_t handler), (sig, handler))       \
+  X(own, ssignal, sig_ssignal, sighandler_t, (int sig, sighandler_t handler), (sig, handler))      \
+  X(own, sysv_signal, sig_sysv, sighandler_t, (int sig, sighandler_t handler), (sig, handler))
 // clang-format on
 
 #endif  // LOWALLOC_SRC_TRACE_HOOKS_HPP

@@ -202,14 +202,14 @@ void on_thread_exit(void* state) {
   if (!mark_active(t)) {
     // The process is exiting and its exit writes this thread's block: the state stays for it.
     mark_inactive(t);
-    tls_guard = guard;
+    release_guard(guard);
     return;
   }
   flush(t, true);
   wait_for_buffers(t);
   mark_inactive(t);  // nothing left to write: the exiting thread may look at it
   release_thread_state(t);
-  tls_guard = guard;
+  release_guard(guard);
 }
 
 // Lock order: module_mutex, live_mutex, then the sink's.
@@ -236,6 +236,9 @@ void fork_parent() {
 // the child, so that nothing else of the recorder runs there.
 bool fork_pending = false;
 pid_t fork_parent_pid = 0;
+
+// 0: the trace is open, 1: a thread is finishing it (finish_process), 2: it has its end.
+std::atomic<int> finish_state{0};
 
 void fork_child() {
   sink_fork_child();
@@ -265,6 +268,7 @@ void fork_child() {
 bool settle_pending_fork() {
   if (!fork_pending || getpid() != traced_pid) return false;
   fork_pending = false;
+  finish_state.store(0);
   prepare_process_barrier();
   process_stacks_clear();
   start_child_file(base_path);
@@ -296,7 +300,7 @@ bool settle_pending_fork() {
     write_module_records(t, true);
     write_shadowed_records(t);
   }
-  tls_guard = guard;
+  release_guard(guard);
   return true;
 }
 
@@ -312,7 +316,7 @@ void start_recorder(int argc, char** argv) {
   else
     save_argv_from_proc();
   if (!read_config()) {
-    tls_guard = false;
+    release_guard();
     return;  // loaded without `lowalloc run`: do nothing
   }
   std::uint64_t flags = 0;
@@ -334,12 +338,12 @@ void start_recorder(int argc, char** argv) {
   pthread_key_create(&thread_key, on_thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (!start_compressor()) {
-    tls_guard = false;
+    release_guard();
     return;
   }
   tracing.store(true, std::memory_order_relaxed);
   if (!open_trace_file()) {
-    tls_guard = false;
+    release_guard();
     return;
   }
   find_shadowing();
@@ -351,8 +355,8 @@ void start_recorder(int argc, char** argv) {
     write_module_records(t, true);
     write_shadowed_records(t);
   }
-  install_crash_handlers();
-  tls_guard = false;
+  install_signal_handlers();
+  release_guard();
 }
 
 // Runs start_recorder once, whichever comes first: the constructor or a hooked call. Another
@@ -401,14 +405,24 @@ bool start_on_first_call() {
   return start_once(0, nullptr);
 }
 
-void finish_process() {
+bool finish_process(int signal, std::uint64_t tid, bool deferred) {
   settle_pending_fork();  // a fork child that recorded nothing still writes its file
-  if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid) return;
+  if (!tracing.load(std::memory_order_relaxed) || getpid() != traced_pid)
+    return finish_state.load() == 2;
   if (tls_guard) {
     // _exit from a signal handler that interrupted this thread inside the recorder: its buffer is
     // half written and it may hold a lock. Write nothing; the trace reads as a killed process.
     tracing.store(false, std::memory_order_relaxed);
-    return;
+    return false;
+  }
+  int expected = 0;
+  if (!finish_state.compare_exchange_strong(expected, 1)) {
+    // Another thread finishes the trace: an exit and a signal sent to end the process at once.
+    // The exit waits for the signal's handler, which then ends the process, and the other way
+    // round; each at most two seconds.
+    const std::uint64_t deadline = monotonic_ns() + 2000000000;
+    while (finish_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
+    return finish_state.load() == 2;
   }
   bool guard = tls_guard;
   tls_guard = true;
@@ -419,12 +433,22 @@ void finish_process() {
   }
   close_other_threads(t);
   if (t != nullptr) {
+    if (signal != 0) {
+      unsigned char* p = ensure_space(t, 64);
+      const std::uint64_t flags = fmt::crash_flag_thread_written | fmt::crash_flag_ended |
+                                  (deferred ? fmt::crash_flag_deferred : 0);
+      p = fmt::encode(p, fmt::crash_record{take_dt(t, stamp_now()),
+                                           static_cast<std::uint64_t>(signal), tid, flags, 0});
+      commit(t, p);
+    }
     write_end_records(t);
     flush(t, false);
   }
   drain_writer();
   tracing.store(false, std::memory_order_relaxed);
-  tls_guard = guard;
+  finish_state.store(2);
+  release_guard(guard);
+  return true;
 }
 
 bool traced_process() { return getpid() == traced_pid; }
@@ -501,7 +525,7 @@ void before_exec(const char* path) {
     flush(t, false);
     drain_writer();
   }
-  tls_guard = false;
+  release_guard();
 }
 
 }  // namespace lowalloc::trace

@@ -4,14 +4,18 @@
 #ifndef LOWALLOC_SRC_TRACE_LIFECYCLE_HPP
 #define LOWALLOC_SRC_TRACE_LIFECYCLE_HPP
 
+#include <cstdint>
+
 #pragma GCC visibility push(hidden)
 
 namespace lowalloc::trace {
 
 // The process ends: write the blocks of the other threads still running, then this thread's
 // and END. The other threads' later events come after the end and are not recorded
-// (docs/tracer.md).
-void finish_process();
+// (docs/tracer.md). `signal`, when not 0, ends it (crash.cpp): a CRASH record with the flag
+// `ended` (and `deferred`, if so) names it, in thread `tid`, before END. Once: a second call,
+// from another thread meanwhile, waits for the first. True when the trace has its end.
+bool finish_process(int signal = 0, std::uint64_t tid = 0, bool deferred = false);
 
 // pthread_create is about to start a thread, which may free this one's blocks: no thread keeps
 // blocks by ordinal from now on (thread_state.hpp, many_threads).

@@ -156,7 +156,7 @@ void after_module_change() {
     if (mark_active(t)) write_module_records(t, false);
     mark_inactive(t);
   }
-  tls_guard = false;
+  release_guard();
 }
 
 void modules_fork_prepare() { pthread_mutex_lock(&module_mutex); }

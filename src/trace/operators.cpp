@@ -174,7 +174,7 @@ void resolve_operators() {
       if (!records) pass[i].store(f, std::memory_order_release);
     }
   }
-  tls_guard = guard;
+  release_guard(guard);
 }
 
 namespace {

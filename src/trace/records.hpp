@@ -253,7 +253,8 @@ struct live_entry {
 /// CRASH: the process is being killed by signal `signal`, raised in thread `tid`, and the
 /// recorder's crash handler wrote what it could (`flags`: crash_flag_*); then `threads` (tid,
 /// allocations, bytes) entries: the threads whose current block was not written, with its ALLOC
-/// records and its bytes of events.
+/// records and its bytes of events. With crash_flag_ended, a signal sent to end the process:
+/// every thread's events were written, there are no entries, and END follows.
 struct crash_record {
   static constexpr std::uint8_t tag = tag_crash;
   std::uint64_t dt = 0;

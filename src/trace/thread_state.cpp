@@ -17,6 +17,7 @@ namespace fmt = lowalloc::trace_format;
 
 __thread thread_state* tls_state;
 __thread bool tls_guard;
+__thread int tls_pending_signal;
 __thread bool tls_dead;
 
 std::atomic<bool> tracing{false};
@@ -214,7 +215,7 @@ void release_thread_state(thread_state* t) {
 
 thread_state* closed_event(thread_state* t) {
   mark_inactive(t);
-  tls_guard = false;
+  release_guard();
   return nullptr;
 }
 

@@ -132,6 +132,9 @@ struct thread_state {
 
 extern __thread thread_state* tls_state;
 extern __thread bool tls_guard;
+// A signal that ends the process (crash.cpp) and arrived while tls_guard was set: acted on as
+// the thread leaves the recorder (release_guard), where its block is whole and it holds no lock.
+extern __thread int tls_pending_signal;
 extern __thread bool tls_dead;  // thread-exit flush done: later events are counted as lost
 
 extern std::atomic<bool> tracing;
@@ -217,6 +220,18 @@ inline bool mark_active(thread_state* t) {
 // Out of the event: what it wrote is visible to the thread that sees the mark cleared.
 inline void mark_inactive(thread_state* t) { t->active.store(false, std::memory_order_release); }
 
+// Ends the process by the signal tls_pending_signal names, after writing the trace (crash.cpp).
+void deliver_pending_signal();
+
+// Sets the guard back to `previous`; when that clears it, a signal deferred meanwhile is acted on
+// now. The fence keeps the store before the load: a signal between them sees the guard clear and
+// is acted on in its handler.
+inline void release_guard(bool previous = false) {
+  tls_guard = previous;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (LOWALLOC_UNLIKELY(!previous && tls_pending_signal != 0)) deliver_pending_signal();
+}
+
 // The calling thread's state, set up on first use; nullptr when this event is not recorded (the
 // recorder itself is running, tracing is off, or the thread has finished). Always inline: with
 // link-time optimisation GCC made it a function of its own, called by every hook.
@@ -228,13 +243,13 @@ __attribute__((always_inline)) inline thread_state* enter() {
   if (LOWALLOC_UNLIKELY(t == nullptr)) {
     if (tls_dead) {
       lost_events.fetch_add(1, std::memory_order_relaxed);
-      tls_guard = false;
+      release_guard();
       return nullptr;
     }
     t = create_thread_state();
     if (t == nullptr) {
       lost_events.fetch_add(1, std::memory_order_relaxed);
-      tls_guard = false;
+      release_guard();
       return nullptr;
     }
     tls_state = t;
@@ -261,7 +276,7 @@ inline std::uint64_t stamp_event(thread_state* t) {
 inline void leave(thread_state* t) {
   if (LOWALLOC_UNLIKELY(t->clock - t->block_start > flush_interval_ticks)) flush(t, false);
   mark_inactive(t);
-  tls_guard = false;
+  release_guard();
 }
 
 }  // namespace lowalloc::trace

@@ -7,13 +7,26 @@
      handler  installs its own SIGSEGV handler, which prints "handled" and _exit(7)s, then
               writes through NULL
      thread   a second thread makes argv[3] allocations and waits; then the main thread writes
-              through NULL */
+              through NULL
+   and the ends by a signal sent to end the process, which the recorder's handler takes where the
+   program leaves it at its default action:
+     term     kill(getpid(), SIGTERM)
+     interrupt  kill(getpid(), SIGINT), as Ctrl-C
+     pipe     writes to a pipe with no reader: SIGPIPE
+     term_thread  a second thread makes argv[3] allocations, then makes and frees blocks without
+              end; the main thread waits for the first of those, then kill(getpid(), SIGTERM)
+     alarm    a timer's SIGALRM after argv[3] microseconds, while the main thread makes and frees
+              blocks: the signal often comes inside the recorder
+     shown    prints what sigaction and signal show of SIGTERM, SIGINT, SIGPIPE and SIGSEGV
+              ("default" for SIG_DFL), catches one SIGTERM with a handler of its own, sets SIG_DFL
+              again and then kill(getpid(), SIGTERM) */
 #include "common.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static long thread_allocations = 0;
@@ -42,9 +55,61 @@ static void* other_thread(void* arg) {
   return NULL;
 }
 
+static void churn(void) {
+  for (;;) {
+    void* p = malloc(32);
+    escape(p);
+    free(p);
+  }
+}
+
+static void* churning_thread(void* arg) {
+  (void)arg;
+  for (long i = 0; i < thread_allocations; ++i) escape(malloc(16));
+  void* p = malloc(32);
+  escape(p);
+  free(p);
+  char byte = 1;
+  ssize_t ignored = write(ready[1], &byte, 1);
+  (void)ignored;
+  churn();
+  return NULL;
+}
+
+static void on_term(int sig) {
+  (void)sig;
+  static const char text[] = "own\n";
+  ssize_t ignored = write(1, text, sizeof text - 1);
+  (void)ignored;
+}
+
+static const char* shown(int sig) {
+  struct sigaction old;
+  if (sigaction(sig, NULL, &old) != 0) return "error";
+  if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) return "handler";
+  /* signal() shows the same, and setting SIG_DFL leaves the action as it was */
+  if (signal(sig, SIG_DFL) != SIG_DFL) return "handler";
+  return "default";
+}
+
+static void show_and_end(void) {
+  printf("%s %s %s %s\n", shown(SIGTERM), shown(SIGINT), shown(SIGPIPE), shown(SIGSEGV));
+  fflush(stdout);
+  if (signal(SIGTERM, on_term) != SIG_DFL) printf("not SIG_DFL before\n");
+  kill(getpid(), SIGTERM);
+  if (signal(SIGTERM, SIG_DFL) != on_term) printf("not the own handler\n");
+  printf("%s\n", shown(SIGTERM));
+  fflush(stdout);
+  kill(getpid(), SIGTERM);
+}
+
 int main(int argc, char** argv) {
   long k = iterations(argc, argv);
   const char* end = argc > 2 ? argv[2] : "exit";
+  /* A shell's background job starts with SIGINT ignored, and a test runner may ignore SIGPIPE:
+     the program sets the default action, for which the recorder's handler then stands in. */
+  const int sent[] = {SIGTERM, SIGINT, SIGPIPE, SIGALRM};
+  for (unsigned i = 0; i < sizeof sent / sizeof sent[0]; ++i) signal(sent[i], SIG_DFL);
   unsigned size = 12345;
   for (long i = 0; i < k; ++i) {
     size = size * 1103515245u + 12345u;
@@ -70,5 +135,29 @@ int main(int argc, char** argv) {
     if (read(ready[0], &byte, 1) != 1) return 1;
     crash();
   }
+  if (strcmp(end, "term") == 0) kill(getpid(), SIGTERM);
+  if (strcmp(end, "interrupt") == 0) kill(getpid(), SIGINT);
+  if (strcmp(end, "pipe") == 0) {
+    int fds[2];
+    if (pipe(fds) != 0) return 1;
+    close(fds[0]);
+    ssize_t ignored = write(fds[1], "x", 1);
+    (void)ignored;
+  }
+  if (strcmp(end, "term_thread") == 0) {
+    thread_allocations = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+    pthread_t t;
+    if (pipe(ready) != 0 || pthread_create(&t, NULL, churning_thread, NULL) != 0) return 1;
+    char byte;
+    if (read(ready[0], &byte, 1) != 1) return 1;
+    kill(getpid(), SIGTERM);
+  }
+  if (strcmp(end, "alarm") == 0) {
+    long us = argc > 3 ? strtol(argv[3], NULL, 10) : 1000;
+    struct itimerval timer = {{0, 0}, {0, us}};
+    setitimer(ITIMER_REAL, &timer, NULL);
+    churn();
+  }
+  if (strcmp(end, "shown") == 0) show_and_end();
   return 0;
 }
