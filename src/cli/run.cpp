@@ -412,7 +412,8 @@ int run_main(int argc, char** argv) {
     unsigned long long threads = 0;      // how many threads had unwritten blocks
     int written = 0;                     // 1: the crashing thread's events were written
   } crash;
-  bool ended_whole = false;  // the program's own process: its trace is whole up to the signal
+  bool ended_whole = false;  // the program's own process: its trace has its end after the signal
+  unsigned long long ended_lost = 0;  // events the recorder could not record
   {
     std::ifstream in(manifest);
     std::string line;
@@ -434,9 +435,13 @@ int run_main(int argc, char** argv) {
       }
       long long ended_pid = 0;
       int ended_sig = 0;
-      if (std::sscanf(line.c_str(), "ended %lld %d", &ended_pid, &ended_sig) == 2 &&
-          ended_pid == pid)
+      unsigned long long ended_tid = 0, lost = 0;
+      if (std::sscanf(line.c_str(), "ended %lld %d %llu %llu", &ended_pid, &ended_sig, &ended_tid,
+                      &lost) == 4 &&
+          ended_pid == pid) {
         ended_whole = true;
+        ended_lost = lost;
+      }
     }
   }
   unlink(manifest);
@@ -460,8 +465,12 @@ int run_main(int argc, char** argv) {
     std::string what;
     if (files.empty()) {
       what = "no trace was written";
-    } else if (ended_whole) {
+    } else if (ended_whole && ended_lost == 0) {
       what = "the recorder wrote every thread's events up to the signal: no event is missing";
+    } else if (ended_whole) {
+      what = "the recorder wrote the threads' events up to the signal, but for ";
+      what += std::to_string(ended_lost);
+      what += ended_lost == 1 ? " event it could not record" : " events it could not record";
     } else if (!crash.seen) {
       what =
           "the recorder could not write the events of each thread's last block (up to 512 KiB "

@@ -15,11 +15,15 @@ namespace {
 using analyze::process_info;
 
 // The crash the recorder's handler saw (a CRASH record) and what it could not write.
-void write_crash(std::ostream& out, const analyze::crash_info& c) {
+void write_crash(std::ostream& out, const analyze::crash_info& c, std::uint64_t lost_events) {
   if (c.ended) {
     out << "\nthe program was ended by signal " << c.signal << " (" << c.signal_name()
-        << "), received by thread " << c.tid
-        << "; no event is missing: the recorder wrote every thread's events up to the signal\n";
+        << "), received by thread " << c.tid;
+    if (lost_events == 0)
+      out << "; no event is missing: the recorder wrote every thread's events up to the signal\n";
+    else
+      out << "; the recorder wrote the threads' events up to the signal but for "
+          << thousands(lost_events) << " it could not record (lost events)\n";
     return;
   }
   out << "\nthe program was killed by signal " << c.signal << " (" << c.signal_name()
@@ -300,7 +304,7 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
   if (!a.exec_path.empty())
     out << "\nthe process image ended by exec of " << a.exec_path
         << " (traced on its own only with lowalloc run --follow-exec)\n";
-  if (a.crash) write_crash(out, *a.crash);
+  if (a.crash) write_crash(out, *a.crash, a.lost_events);
   if (!a.complete && a.truncation.empty() && (!a.crash || a.crash->ended)) write_unfinished(out, a);
   if (!a.truncation.empty())
     out << "\nthe trace is damaged; counts are up to the damage: " << a.truncation << '\n';

@@ -45,10 +45,6 @@ constexpr bool listed_in(const int (&list)[N], int sig) {
   return false;
 }
 
-// stand_in[sig]: the recorder's handler is installed where the program's action is SIG_DFL. The
-// program is shown SIG_DFL (program_sigaction): python3, for one, installs its KeyboardInterrupt
-// handler only when it finds SIGINT at its default.
-std::atomic<bool> stand_in[NSIG];
 constexpr std::size_t max_listed = 256;  // threads named in CRASH
 
 // The recorder's own code: a crash there may have left the thread's block half written.
@@ -108,29 +104,25 @@ void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::
   close(fd);
 }
 
-// "ended PID SIGNAL TID" for `lowalloc run`: the trace is whole up to the signal.
-void manifest_end(int sig, std::uint64_t tid) {
+// "ended PID SIGNAL TID LOST" for `lowalloc run`: the trace has its end, and LOST events could
+// not be recorded.
+void manifest_end(int sig, std::uint64_t tid, std::uint64_t lost) {
   if (manifest_path[0] == 0) return;
-  char line[96];
+  char line[128];
   char* p = line;
   std::memcpy(p, "ended ", 6);
   p += 6;
-  p = put_decimal(p, static_cast<std::uint64_t>(getpid()));
-  *p++ = ' ';
-  p = put_decimal(p, static_cast<std::uint64_t>(sig));
-  *p++ = ' ';
-  p = put_decimal(p, tid);
-  *p++ = '\n';
+  const std::uint64_t fields[] = {static_cast<std::uint64_t>(getpid()),
+                                  static_cast<std::uint64_t>(sig), tid, lost};
+  for (std::uint64_t f : fields) {
+    p = put_decimal(p, f);
+    *p++ = ' ';
+  }
+  p[-1] = '\n';
   int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return;
   write_all(fd, line, static_cast<std::size_t>(p - line));
   close(fd);
-}
-
-// A signal whose SIG_DFL the recorder stands in for, while it traces this process.
-bool stands_in_for(int sig) {
-  return (listed_in(crash_signals, sig) || listed_in(end_signals, sig)) &&
-         tracing.load(std::memory_order_relaxed) && traced_process();
 }
 
 void write_crash(int sig, void* context) {
@@ -191,7 +183,6 @@ void raise_default(int sig) {
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  stand_in[sig].store(false, std::memory_order_release);
   real.sig_action(sig, &dfl, nullptr);
   syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
@@ -199,8 +190,10 @@ void raise_default(int sig) {
 void on_crash(int sig, siginfo_t*, void* context) {
   const int saved_errno = errno;
   int expected = 0;
-  if (crash_state.compare_exchange_strong(expected, 1)) {
-    if (tracing.load(std::memory_order_relaxed) && traced_process()) write_crash(sig, context);
+  if (!traced_process()) {
+    // A vfork child, which shares the traced process's memory: nothing here is its own.
+  } else if (crash_state.compare_exchange_strong(expected, 1)) {
+    if (tracing.load(std::memory_order_relaxed)) write_crash(sig, context);
     crash_state.store(2);
   } else {
     // Another thread crashed first: let it finish writing (for at most two seconds).
@@ -213,30 +206,32 @@ void on_crash(int sig, siginfo_t*, void* context) {
 
 // The signals that end the process without a fault. Inside the recorder (or the allocator it
 // called) the thread's block is half written and it may hold the recorder's locks: the signal
-// waits there until the thread leaves (release_guard, a few microseconds). Outside, the thread
-// holds none of them, and the trace is finished as at an exit (finish_process): every thread's
-// events, a CRASH record with the flag `ended`, END.
+// waits there until the thread leaves (release_guard). Outside, the thread holds none of them
+// (the recorder sets the guard wherever it takes a lock the exit's path needs: fork's handlers,
+// the writer's stop), and the trace is finished as at an exit (finish_process): every thread's
+// events, a CRASH record with the flag `ended`, END. Once: a signal that comes while a thread
+// finishes the trace is dropped, as the process is about to end by the first.
 std::atomic<int> end_state{0};  // 0: none yet, 1: a thread is finishing the trace, 2: done
 
-void end_by_signal(int sig, bool deferred) {
+// False when another thread already ends the process.
+bool end_by_signal(int sig, bool deferred) {
   int expected = 0;
-  if (end_state.compare_exchange_strong(expected, 1)) {
-    if (tracing.load(std::memory_order_relaxed) && traced_process()) {
-      const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
-      if (finish_process(sig, tid, deferred)) manifest_end(sig, tid);
-    }
-    end_state.store(2);
-  } else {
-    // Another thread is finishing the trace, and then ends the process.
-    const std::uint64_t deadline = monotonic_ns() + 2000000000;
-    while (end_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
-  }
+  if (!end_state.compare_exchange_strong(expected, 1)) return false;
+  const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+  if (finish_process(sig, tid, deferred))
+    manifest_end(sig, tid, lost_events.load(std::memory_order_relaxed));
+  end_state.store(2);
   raise_default(sig);
+  return true;
 }
 
 void on_end(int sig, siginfo_t*, void*) {
   const int saved_errno = errno;
-  if (tls_guard)
+  if (!traced_process())
+    raise_default(sig);  // a vfork child: nothing of the recorder's is its own
+  else if (end_state.load() != 0)
+    ;  // the process is ending by an earlier signal
+  else if (tls_guard)
     tls_pending_signal = sig;
   else
     end_by_signal(sig, false);
@@ -244,26 +239,58 @@ void on_end(int sig, siginfo_t*, void*) {
 }
 
 bool is_default(const struct sigaction& a) {
-  return (a.sa_flags & SA_SIGINFO) == 0 && a.sa_handler == SIG_DFL;
+  return (a.sa_flags & SA_SIGINFO) == 0 ? a.sa_handler == SIG_DFL : a.sa_sigaction == nullptr;
 }
 
-// Stands in for SIG_DFL with the recorder's handler; false if the kernel refused.
-bool install(int sig) {
+// A handler by its address (sa_handler and sa_sigaction share their storage).
+template <class F>
+std::uintptr_t address_of(F* f) {
+  return reinterpret_cast<std::uintptr_t>(f);
+}
+
+bool is_recorders(std::uintptr_t handler) {
+  return handler == address_of(on_end) || handler == address_of(on_crash);
+}
+
+bool is_recorders(const struct sigaction& a) {
+  return (a.sa_flags & SA_SIGINFO) != 0 && is_recorders(address_of(a.sa_sigaction));
+}
+
+// The action that stands in for SIG_DFL.
+struct sigaction recorders_action(int sig) {
   struct sigaction act = {};
-  act.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&act.sa_mask);
   if (listed_in(crash_signals, sig)) {
+    // On the alternate stack, if the thread has one: a stack overflow is a crash too.
+    act.sa_flags = SA_SIGINFO | SA_ONSTACK;
     act.sa_sigaction = on_crash;
   } else {
-    act.sa_sigaction = on_end;
     // A deferred signal returns to the recorder, which must not see EINTR; and no second one
-    // runs the handler again in this thread meanwhile.
-    act.sa_flags |= SA_RESTART;
+    // runs the handler again in this thread meanwhile. On the thread's own stack: the exit's
+    // path needs more than a small alternate stack holds.
+    act.sa_flags = SA_SIGINFO | SA_RESTART;
+    act.sa_sigaction = on_end;
     for (int s : end_signals) sigaddset(&act.sa_mask, s);
   }
-  if (real.sig_action(sig, &act, nullptr) != 0) return false;
-  stand_in[sig].store(true, std::memory_order_release);
-  return true;
+  return act;
+}
+
+// Whether the recorder's handler stands in for SIG_DFL of `sig` in this process now.
+bool stands_in_for(int sig) {
+  return (listed_in(crash_signals, sig) || listed_in(end_signals, sig)) && recording_here();
+}
+
+void install(int sig) {
+  const struct sigaction act = recorders_action(sig);
+  real.sig_action(sig, &act, nullptr);
+}
+
+// The program's view of an action the kernel holds: the recorder's handler is SIG_DFL.
+void show_as_program(struct sigaction* old) {
+  if (old != nullptr && is_recorders(*old)) {
+    std::memset(old, 0, sizeof *old);
+    old->sa_handler = SIG_DFL;
+  }
 }
 
 }  // namespace
@@ -285,40 +312,38 @@ void install_signal_handlers() {
 void deliver_pending_signal() {
   const int sig = tls_pending_signal;
   tls_pending_signal = 0;
-  if (sig != 0) end_by_signal(sig, true);
+  if (sig == 0 || end_state.load() != 0) return;
+  // Outside a handler now: the end signals are blocked while the trace is finished, as they are
+  // in on_end, and the one raised again ends the process once they are not.
+  const int saved_errno = errno;  // the hook's result may be in it
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int s : end_signals) sigaddset(&block, s);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  end_by_signal(sig, true);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved_errno;
 }
 
+// The kernel holds the truth: the recorder's handler where it stands in for SIG_DFL, and the
+// program's where the program set one, whichever way it did. The program's SIG_DFL becomes the
+// recorder's handler in the same system call.
 int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  if (sig > 0 && sig < NSIG && stand_in[sig].load(std::memory_order_acquire)) {
-    if (act != nullptr && !is_default(*act)) {
-      const int r = real.sig_action(sig, act, nullptr);
-      if (r != 0) return r;
-      stand_in[sig].store(false, std::memory_order_release);
-    }
-    if (old != nullptr) {
-      std::memset(old, 0, sizeof *old);
-      old->sa_handler = SIG_DFL;
-    }
-    return 0;
+  struct sigaction recorders;
+  if (act != nullptr && is_default(*act) && stands_in_for(sig)) {
+    recorders = recorders_action(sig);
+    act = &recorders;
   }
   const int r = real.sig_action(sig, act, old);
-  if (r == 0 && act != nullptr && is_default(*act) && stands_in_for(sig)) install(sig);
+  if (r == 0) show_as_program(old);
   return r;
 }
 
 sighandler_t program_signal(sighandler_t (*real_signal)(int, sighandler_t), int sig,
                             sighandler_t handler) {
-  if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) return real_signal(sig, handler);
-  if (stand_in[sig].load(std::memory_order_acquire)) {
-    if (handler != SIG_DFL) {
-      if (real_signal(sig, handler) == SIG_ERR) return SIG_ERR;
-      stand_in[sig].store(false, std::memory_order_release);
-    }
-    return SIG_DFL;
-  }
-  const sighandler_t old = real_signal(sig, handler);
+  sighandler_t old = real_signal(sig, handler);
   if (old != SIG_ERR && handler == SIG_DFL && stands_in_for(sig)) install(sig);
-  return old;
+  return is_recorders(address_of(old)) ? SIG_DFL : old;
 }
 
 }  // namespace lowalloc::trace

@@ -271,6 +271,8 @@ LOWALLOC_SIGNAL_HOOK(signal, sig_signal)
 LOWALLOC_SIGNAL_HOOK(bsd_signal, sig_bsd)
 LOWALLOC_SIGNAL_HOOK(ssignal, sig_ssignal)
 LOWALLOC_SIGNAL_HOOK(sysv_signal, sig_sysv)
+LOWALLOC_SIGNAL_HOOK(__sysv_signal, sig_sysv2)
+LOWALLOC_SIGNAL_HOOK(sigset, sig_sigset)
 #undef LOWALLOC_SIGNAL_HOOK
 
 // A process that ends with _exit (often a fork child) still gets its last block and END. (glibc

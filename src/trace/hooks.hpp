@@ -11,8 +11,8 @@
 //   member  its slot in real_functions (_exit and _Exit are reserved names)
 //   result, params, args   its signature, and its parameters as passed on
 //
-// sigaction and the signal family: the recorder's handlers stand in for SIG_DFL, and the program
-// is shown SIG_DFL (crash.hpp). sigset is not among them.
+// sigaction and the signal family (signal is __sysv_signal in a program built as strict ISO C):
+// the recorder's handlers stand in for SIG_DFL, and the program is shown SIG_DFL (crash.hpp).
 //
 // execl, execlp and execle have no real function of their own: hooks.cpp collects their
 // arguments and calls the exec hooks of the list.
@@ -65,7 +65,9 @@
   X(own, signal, sig_signal, sighandler_t, (int sig, sighandler_t handler), (sig, handler))        \
   X(own, bsd_signal, sig_bsd, sighandler_t, (int sig, sighandler_t handler), (sig, handler))       \
   X(own, ssignal, sig_ssignal, sighandler_t, (int sig, sighandler_t handler), (sig, handler))      \
-  X(own, sysv_signal, sig_sysv, sighandler_t, (int sig, sighandler_t handler), (sig, handler))
+  X(own, sysv_signal, sig_sysv, sighandler_t, (int sig, sighandler_t handler), (sig, handler))     \
+  X(own, __sysv_signal, sig_sysv2, sighandler_t, (int sig, sighandler_t handler), (sig, handler))  \
+  X(own, sigset, sig_sigset, sighandler_t, (int sig, sighandler_t handler), (sig, handler))
 // clang-format on
 
 #endif  // LOWALLOC_SRC_TRACE_HOOKS_HPP

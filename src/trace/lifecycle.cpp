@@ -49,7 +49,10 @@ __thread bool tls_last_thread;
 void on_program_thread_exit(void*) {
   if (program_threads.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   tls_last_thread = true;
+  const bool guard = tls_guard;
+  tls_guard = true;  // the writer's lock: a signal that ends the process waits (crash.cpp)
   stop_writer();
+  release_guard(guard);
 }
 
 void count_this_thread() { pthread_setspecific(program_key, &program_key); }
@@ -212,8 +215,14 @@ void on_thread_exit(void* state) {
   release_guard(guard);
 }
 
-// Lock order: module_mutex, live_mutex, then the sink's.
+// Lock order: module_mutex, live_mutex, then the sink's. The recorder's locks are held from here
+// to the fork's return, under the guard: a signal that ends the process waits until then
+// (crash.cpp), in the parent; in the child, it was the parent's.
+__thread bool tls_fork_guard;
+
 void fork_prepare() {
+  tls_fork_guard = tls_guard;
+  tls_guard = true;
   pthread_mutex_lock(&starts_mutex);
   modules_fork_prepare();
   process_stacks_fork_prepare();
@@ -227,6 +236,7 @@ void fork_parent() {
   process_stacks_fork_parent();
   modules_fork_parent();
   pthread_mutex_unlock(&starts_mutex);
+  release_guard(tls_fork_guard);
 }
 
 // A traced fork child's trace is set up at its first event or at its exit, not in the fork
@@ -240,12 +250,7 @@ pid_t fork_parent_pid = 0;
 // 0: the trace is open, 1: a thread is finishing it (finish_process), 2: it has its end.
 std::atomic<int> finish_state{0};
 
-void fork_child() {
-  sink_fork_child();
-  live_fork_child();
-  process_stacks_fork_child();
-  modules_fork_child();
-  pthread_mutex_unlock(&starts_mutex);
+void settle_fork_child() {
   // The child has one thread, this one.
   if (program_threads.load(std::memory_order_relaxed) != 0) {
     program_threads.store(1, std::memory_order_relaxed);
@@ -262,11 +267,24 @@ void fork_child() {
   fork_pending = true;
 }
 
+void fork_child() {
+  sink_fork_child();
+  live_fork_child();
+  process_stacks_fork_child();
+  modules_fork_child();
+  pthread_mutex_unlock(&starts_mutex);
+  settle_fork_child();
+  tls_pending_signal = 0;  // the parent's
+  release_guard(tls_fork_guard);
+}
+
 // The rest of fork_child, in a traced child before its first event or its exit (not in a vfork
 // child of it): its file starts afresh, with new streams, the parent's unflushed events dropped
 // (the parent writes them), stack ids defined again, every module written again.
 bool settle_pending_fork() {
   if (!fork_pending || getpid() != traced_pid) return false;
+  const bool guard = tls_guard;
+  tls_guard = true;
   fork_pending = false;
   finish_state.store(0);
   prepare_process_barrier();
@@ -275,8 +293,6 @@ bool settle_pending_fork() {
   next_stream.store(1, std::memory_order_relaxed);
   lost_events.store(0, std::memory_order_relaxed);  // the parent's, reported in its own file
   tracing.store(true, std::memory_order_relaxed);
-  const bool guard = tls_guard;
-  tls_guard = true;
   thread_state* t = tls_state;
   if (t == nullptr && !tls_dead) {
     // A thread that had not recorded anything forked: the child's first block still needs its
@@ -427,7 +443,9 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
   bool guard = tls_guard;
   tls_guard = true;
   thread_state* t = tls_state;
-  if (t == nullptr && !tls_dead) {
+  // (A thread past its own exit's flush has no state; a signal that ends the process there still
+  // needs one for CRASH and END.)
+  if (t == nullptr && (!tls_dead || signal != 0)) {
     t = create_thread_state();
     tls_state = t;
   }
@@ -448,10 +466,14 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
   tracing.store(false, std::memory_order_relaxed);
   finish_state.store(2);
   release_guard(guard);
-  return true;
+  return t != nullptr;
 }
 
 bool traced_process() { return getpid() == traced_pid; }
+
+bool recording_here() {
+  return traced_process() && (tracing.load(std::memory_order_relaxed) || fork_pending);
+}
 
 thread_start* counted_thread(void* (*start)(void*), void* arg) {
   if (program_threads.load(std::memory_order_relaxed) == 0) return nullptr;  // no key

@@ -35,6 +35,10 @@ void thread_not_started(thread_start* record);
 // True in the process the recorder traces (not in a vfork child, which shares its memory).
 bool traced_process();
 
+// True in the process the recorder traces while it traces it, or will at its first event (a fork
+// child).
+bool recording_here();
+
 // exec replaces the image: write this thread's events and an EXEC record first.
 void before_exec(const char* path);
 

@@ -17,7 +17,7 @@ namespace fmt = lowalloc::trace_format;
 
 __thread thread_state* tls_state;
 __thread bool tls_guard;
-__thread int tls_pending_signal;
+__thread volatile std::sig_atomic_t tls_pending_signal;
 __thread bool tls_dead;
 
 std::atomic<bool> tracing{false};

@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 
@@ -134,7 +135,7 @@ extern __thread thread_state* tls_state;
 extern __thread bool tls_guard;
 // A signal that ends the process (crash.cpp) and arrived while tls_guard was set: acted on as
 // the thread leaves the recorder (release_guard), where its block is whole and it holds no lock.
-extern __thread int tls_pending_signal;
+extern __thread volatile std::sig_atomic_t tls_pending_signal;
 extern __thread bool tls_dead;  // thread-exit flush done: later events are counted as lost
 
 extern std::atomic<bool> tracing;
@@ -224,9 +225,10 @@ inline void mark_inactive(thread_state* t) { t->active.store(false, std::memory_
 void deliver_pending_signal();
 
 // Sets the guard back to `previous`; when that clears it, a signal deferred meanwhile is acted on
-// now. The fence keeps the store before the load: a signal between them sees the guard clear and
-// is acted on in its handler.
+// now. The fences keep what the thread wrote inside before the store, and the store before the
+// load: a signal between them sees the guard clear and is acted on in its handler.
 inline void release_guard(bool previous = false) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   tls_guard = previous;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (LOWALLOC_UNLIKELY(!previous && tls_pending_signal != 0)) deliver_pending_signal();
@@ -239,6 +241,7 @@ __attribute__((always_inline)) inline thread_state* enter() {
   if (LOWALLOC_UNLIKELY(tls_guard || !tracing.load(std::memory_order_relaxed)))
     if (tls_guard || !start_on_first_call()) return nullptr;
   tls_guard = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // before anything the event writes
   thread_state* t = tls_state;
   if (LOWALLOC_UNLIKELY(t == nullptr)) {
     if (tls_dead) {

@@ -83,10 +83,12 @@ class run_failures : public ::testing::Test {
         {lowalloc_cli, "run", "-q", "-o", output, "--", "touch", (dir_ / "marker").string()}, dir_);
   }
 
-  // `lowalloc run -q -o DIR/NAME.trace -- crash ARGS...`.
-  command_result run_crash(const std::string& name, const std::vector<std::string>& args) {
-    std::vector<std::string> command = {lowalloc_cli, "run",           "-q", "-o", trace(name),
-                                        "--",         program("crash")};
+  // `lowalloc run -q [OPTIONS] -o DIR/NAME.trace -- crash ARGS...`.
+  command_result run_crash(const std::string& name, const std::vector<std::string>& args,
+                           const std::vector<std::string>& options = {}) {
+    std::vector<std::string> command = {lowalloc_cli, "run", "-q"};
+    command.insert(command.end(), options.begin(), options.end());
+    command.insert(command.end(), {"-o", trace(name), "--", program("crash")});
     command.insert(command.end(), args.begin(), args.end());
     return run_command(command, dir_);
   }
@@ -226,14 +228,15 @@ struct crash_run {
 class crash_test : public run_failures {
  protected:
   crash_run crash(const std::string& end, int expected_status,
-                  const std::vector<std::string>& more = {}) {
+                  const std::vector<std::string>& more = {},
+                  const std::vector<std::string>& options = {}) {
     crash_run c;
     std::vector<std::string> args = {"0", end};
     args.insert(args.end(), more.begin(), more.end());
-    const command_result baseline = run_crash("baseline", args);
+    const command_result baseline = run_crash("baseline", args, options);
     EXPECT_EQ(baseline.status, expected_status) << baseline.err;
     args[0] = std::to_string(crash_allocations);
-    c.run = run_crash("x", args);
+    c.run = run_crash("x", args, options);
     EXPECT_EQ(c.run.status, expected_status) << c.run.err;
     c.a = read(trace("x"));
     c.own_allocations = c.a.totals.allocations - read(trace("baseline")).totals.allocations;
@@ -431,7 +434,8 @@ TEST_F(crash_test, a_signal_that_comes_inside_the_recorder_waits_for_the_event_t
 TEST_F(crash_test, the_program_sees_the_default_action_where_the_recorder_stands_in) {
   // sigaction and signal show SIG_DFL; a handler of the program's own replaces the recorder's, and
   // setting SIG_DFL again puts it back: the second SIGTERM ends the program with a whole trace.
-  const std::string expected = "default default default default\nown\ndefault\n";
+  // The same through __sysv_signal (strict ISO C's signal) and sigset, on SIGUSR1.
+  const std::string expected = "default default default default\ndefault\nown\ndefault\n";
   const command_result untraced = run_command({program("crash"), "0", "shown"}, dir_);
   EXPECT_EQ(untraced.status, 128 + SIGTERM);
   EXPECT_EQ(untraced.out, expected);
@@ -441,10 +445,36 @@ TEST_F(crash_test, the_program_sees_the_default_action_where_the_recorder_stands
   EXPECT_EQ(c.own_allocations, static_cast<std::uint64_t>(crash_allocations));
 }
 
+TEST_F(crash_test, a_vfork_child_leaves_the_parents_actions_as_they_were) {
+  // The child shares the parent's memory: its signal(SIGINT, SIG_IGN) sets its own action only,
+  // and the parent still sees SIG_DFL, with the recorder's handler standing in for it.
+  const command_result untraced = run_command({program("crash"), "0", "vfork"}, dir_);
+  EXPECT_EQ(untraced.status, 128 + SIGINT);
+  EXPECT_EQ(untraced.out, "default\n");
+  const crash_run c = crash("vfork", 128 + SIGINT);
+  EXPECT_EQ(c.run.out, "default\n");
+  expect_whole_end(c, SIGINT);
+  EXPECT_EQ(c.own_allocations, static_cast<std::uint64_t>(crash_allocations));
+}
+
+TEST_F(crash_test, a_signal_that_comes_while_the_program_forks_ends_it_with_a_whole_trace) {
+  // fork's handlers hold the recorder's locks between the prepare and the parent's return; the
+  // exit's path needs them, so a signal there waits for the fork to return (it would deadlock in
+  // its handler). Children untraced: the parent forks as fast as it can.
+  for (const char* us : {"3000", "7000", "20000"}) {
+    SCOPED_TRACE(us);
+    const crash_run c = crash("fork_alarm", 128 + SIGALRM, {us}, {"--no-fork"});
+    expect_whole_end(c, SIGALRM);
+    EXPECT_GE(c.a.totals.allocations, static_cast<std::uint64_t>(crash_allocations));
+  }
+}
+
 TEST_F(run_failures, python_installs_its_keyboard_interrupt_handler_under_the_recorder) {
   // python3 installs the handler that raises KeyboardInterrupt only when it finds SIGINT at
   // SIG_DFL: shown the recorder's handler, it left Ctrl-C to kill it outright.
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  if (run_command({"/usr/bin/env", "--default-signal=INT", "/bin/true"}, dir_).status != 0)
+    GTEST_SKIP() << "env has no --default-signal (coreutils before 8.31)";
   // (env sets the default actions first: a shell's background job starts with SIGINT ignored.)
   const command_result r = run_command(
       {"/usr/bin/env", "--default-signal=INT,TERM,SEGV", lowalloc_cli, "run", "-q", "-o",
@@ -455,6 +485,8 @@ TEST_F(run_failures, python_installs_its_keyboard_interrupt_handler_under_the_re
       dir_);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "True True True\n");
+  // (And the recorder did run in it.)
+  EXPECT_GT(read(trace("x")).totals.allocations, 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,14 @@
               blocks: the signal often comes inside the recorder
      shown    prints what sigaction and signal show of SIGTERM, SIGINT, SIGPIPE and SIGSEGV
               ("default" for SIG_DFL), catches one SIGTERM with a handler of its own, sets SIG_DFL
-              again and then kill(getpid(), SIGTERM) */
+              again and then kill(getpid(), SIGTERM); on the way, sets a handler for SIGUSR1 with
+              __sysv_signal (strict ISO C's signal) and SIG_DFL again with sigset
+     fork_alarm  a timer's SIGALRM after argv[3] microseconds, while the main thread forks children
+              that exit at once: the signal often comes inside fork, whose handlers hold the
+              recorder's locks
+     vfork    a vfork child sets SIGINT to SIG_IGN and exits; then the parent shows SIGINT's
+              action and kill(getpid(), SIGINT) */
+#define _GNU_SOURCE /* sigset */
 #include "common.h"
 
 #include <pthread.h>
@@ -27,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long thread_allocations = 0;
@@ -92,8 +100,20 @@ static const char* shown(int sig) {
   return "default";
 }
 
+static void on_usr1(int sig) { (void)sig; }
+
 static void show_and_end(void) {
   printf("%s %s %s %s\n", shown(SIGTERM), shown(SIGINT), shown(SIGPIPE), shown(SIGSEGV));
+  fflush(stdout);
+  struct sigaction old;
+  if (__sysv_signal(SIGUSR1, on_usr1) != SIG_DFL) printf("SIGUSR1 not SIG_DFL before\n");
+  if (sigaction(SIGUSR1, NULL, &old) != 0 || old.sa_handler != on_usr1)
+    printf("SIGUSR1 not the own handler\n");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (sigset(SIGUSR1, SIG_DFL) != on_usr1) printf("sigset did not return the own handler\n");
+#pragma GCC diagnostic pop
+  printf("%s\n", shown(SIGUSR1));
   fflush(stdout);
   if (signal(SIGTERM, on_term) != SIG_DFL) printf("not SIG_DFL before\n");
   kill(getpid(), SIGTERM);
@@ -108,8 +128,14 @@ int main(int argc, char** argv) {
   const char* end = argc > 2 ? argv[2] : "exit";
   /* A shell's background job starts with SIGINT ignored, and a test runner may ignore SIGPIPE:
      the program sets the default action, for which the recorder's handler then stands in. */
-  const int sent[] = {SIGTERM, SIGINT, SIGPIPE, SIGALRM};
-  for (unsigned i = 0; i < sizeof sent / sizeof sent[0]; ++i) signal(sent[i], SIG_DFL);
+  const int sent[] = {SIGTERM, SIGINT, SIGPIPE, SIGALRM, SIGUSR1};
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  for (unsigned i = 0; i < sizeof sent / sizeof sent[0]; ++i) {
+    signal(sent[i], SIG_DFL);
+    sigaddset(&unblock, sent[i]);
+  }
+  sigprocmask(SIG_UNBLOCK, &unblock, NULL);
   unsigned size = 12345;
   for (long i = 0; i < k; ++i) {
     size = size * 1103515245u + 12345u;
@@ -159,5 +185,27 @@ int main(int argc, char** argv) {
     churn();
   }
   if (strcmp(end, "shown") == 0) show_and_end();
+  if (strcmp(end, "fork_alarm") == 0) {
+    long us = argc > 3 ? strtol(argv[3], NULL, 10) : 1000;
+    struct itimerval timer = {{0, 0}, {0, us}};
+    setitimer(ITIMER_REAL, &timer, NULL);
+    for (;;) {
+      pid_t child = fork();
+      if (child == 0) _exit(0);
+      if (child > 0) waitpid(child, NULL, 0);
+      escape(malloc(1));
+    }
+  }
+  if (strcmp(end, "vfork") == 0) {
+    pid_t child = vfork();
+    if (child == 0) {
+      signal(SIGINT, SIG_IGN);
+      _exit(0);
+    }
+    if (child > 0) waitpid(child, NULL, 0);
+    printf("%s\n", shown(SIGINT));
+    fflush(stdout);
+    kill(getpid(), SIGINT);
+  }
   return 0;
 }
