@@ -208,29 +208,29 @@ void on_crash(int sig, siginfo_t*, void* context) {
 // called) the thread's block is half written and it may hold the recorder's locks: the signal
 // waits there until the thread leaves (release_guard). Outside, the thread holds none of them
 // (the recorder sets the guard wherever it takes a lock the exit's path needs: fork's handlers,
-// the writer's stop), and the trace is finished as at an exit (finish_process): every thread's
-// events, a CRASH record with the flag `ended`, END. Once: a signal that comes while a thread
-// finishes the trace is dropped, as the process is about to end by the first.
+// the writer's stop, dlclose's), and the trace is finished as at an exit (finish_process): every
+// thread's events, a CRASH record with the flag `ended`, END. Once: a signal that comes while
+// another thread finishes the trace waits for it (ten seconds at most), then ends the process.
 std::atomic<int> end_state{0};  // 0: none yet, 1: a thread is finishing the trace, 2: done
 
-// False when another thread already ends the process.
-bool end_by_signal(int sig, bool deferred) {
+void end_by_signal(int sig, bool deferred) {
   int expected = 0;
-  if (!end_state.compare_exchange_strong(expected, 1)) return false;
-  const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
-  if (finish_process(sig, tid, deferred))
-    manifest_end(sig, tid, lost_events.load(std::memory_order_relaxed));
-  end_state.store(2);
+  if (end_state.compare_exchange_strong(expected, 1)) {
+    const auto tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
+    if (finish_process(sig, tid, deferred))
+      manifest_end(sig, tid, lost_events.load(std::memory_order_relaxed));
+    end_state.store(2);
+  } else {
+    const std::uint64_t deadline = monotonic_ns() + 10000000000;
+    while (end_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
+  }
   raise_default(sig);
-  return true;
 }
 
 void on_end(int sig, siginfo_t*, void*) {
   const int saved_errno = errno;
   if (!traced_process())
     raise_default(sig);  // a vfork child: nothing of the recorder's is its own
-  else if (end_state.load() != 0)
-    ;  // the process is ending by an earlier signal
   else if (tls_guard)
     tls_pending_signal = sig;
   else
@@ -312,7 +312,7 @@ void install_signal_handlers() {
 void deliver_pending_signal() {
   const int sig = tls_pending_signal;
   tls_pending_signal = 0;
-  if (sig == 0 || end_state.load() != 0) return;
+  if (sig == 0) return;
   // Outside a handler now: the end signals are blocked while the trace is finished, as they are
   // in on_end, and the one raised again ends the process once they are not.
   const int saved_errno = errno;  // the hook's result may be in it
@@ -340,10 +340,31 @@ int program_sigaction(int sig, const struct sigaction* act, struct sigaction* ol
 }
 
 sighandler_t program_signal(sighandler_t (*real_signal)(int, sighandler_t), int sig,
-                            sighandler_t handler) {
-  sighandler_t old = real_signal(sig, handler);
-  if (old != SIG_ERR && handler == SIG_DFL && stands_in_for(sig)) install(sig);
-  return is_recorders(address_of(old)) ? SIG_DFL : old;
+                            sighandler_t handler, bool unblocks) {
+  if (handler != SIG_DFL || !stands_in_for(sig)) {
+    const sighandler_t old = real_signal(sig, handler);
+    return is_recorders(address_of(old)) ? SIG_DFL : old;
+  }
+  // SIG_DFL: the recorder's handler in one system call, so that no signal finds the real
+  // SIG_DFL in between (sigset's SIG_HOLD, then SIG_DFL, delivers the signal held right there).
+  const struct sigaction act = recorders_action(sig);
+  struct sigaction old;
+  if (real.sig_action(sig, &act, &old) != 0) return SIG_ERR;
+  show_as_program(&old);
+  sighandler_t previous = old.sa_handler;
+  if (unblocks) {  // sigset: the signal is no longer held; SIG_HOLD if it was
+    sigset_t one, was;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, &was);
+    if (sigismember(&was, sig) == 1) previous = SIG_HOLD;
+  }
+  return previous;
+}
+
+void signals_fork_child() {
+  end_state.store(0);
+  crash_state.store(0);
 }
 
 }  // namespace lowalloc::trace

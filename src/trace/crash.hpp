@@ -23,9 +23,13 @@ void install_signal_handlers();
 // sigaction as the program sees it: SIG_DFL where the recorder's handler stands in for it.
 int program_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
-// signal, bsd_signal, ssignal and sysv_signal the same way, through `real_signal`.
+// signal, bsd_signal, ssignal, sysv_signal, __sysv_signal and sigset (`unblocks`) the same way,
+// through `real_signal`.
 sighandler_t program_signal(sighandler_t (*real_signal)(int, sighandler_t), int sig,
-                            sighandler_t handler);
+                            sighandler_t handler, bool unblocks);
+
+// In a fork child: a signal the parent was handling is not the child's.
+void signals_fork_child();
 
 }  // namespace lowalloc::trace
 

@@ -221,11 +221,24 @@ LOWALLOC_EXPORT void* pvalloc(std::size_t size) noexcept {
 
 // --- modules and exit ----------------------------------------------------------------------------
 
+namespace {
+
+// Under the guard: the unwinder's lock, which a signal that ends the process must not find held
+// by its own thread (crash.cpp).
+void invalidate_modules() {
+  const bool guard = tls_guard;
+  tls_guard = true;
+  unwind_modules_invalidate();
+  release_guard(guard);
+}
+
+}  // namespace
+
 LOWALLOC_EXPORT int dlclose(void* handle) noexcept {
   if (!ready()) return -1;
-  unwind_modules_invalidate();  // and again after: keep stale module entries out of the window
+  invalidate_modules();  // and again after: keep stale module entries out of the window
   int rc = real.dlclose(handle);
-  unwind_modules_invalidate();  // whatever the state of tracing: the unwinder must not keep it
+  invalidate_modules();  // whatever the state of tracing: the unwinder must not keep it
   after_module_change();
   return rc;
 }
@@ -259,20 +272,20 @@ LOWALLOC_EXPORT int sigaction(int sig, const struct sigaction* act,
   return program_sigaction(sig, act, old);
 }
 
-#define LOWALLOC_SIGNAL_HOOK(name, member)                                    \
+#define LOWALLOC_SIGNAL_HOOK(name, member, unblocks)                          \
   LOWALLOC_EXPORT sighandler_t name(int sig, sighandler_t handler) noexcept { \
     if (!ready()) {                                                           \
       errno = EAGAIN;                                                         \
       return SIG_ERR;                                                         \
     }                                                                         \
-    return program_signal(real.member, sig, handler);                         \
+    return program_signal(real.member, sig, handler, unblocks);               \
   }
-LOWALLOC_SIGNAL_HOOK(signal, sig_signal)
-LOWALLOC_SIGNAL_HOOK(bsd_signal, sig_bsd)
-LOWALLOC_SIGNAL_HOOK(ssignal, sig_ssignal)
-LOWALLOC_SIGNAL_HOOK(sysv_signal, sig_sysv)
-LOWALLOC_SIGNAL_HOOK(__sysv_signal, sig_sysv2)
-LOWALLOC_SIGNAL_HOOK(sigset, sig_sigset)
+LOWALLOC_SIGNAL_HOOK(signal, sig_signal, false)
+LOWALLOC_SIGNAL_HOOK(bsd_signal, sig_bsd, false)
+LOWALLOC_SIGNAL_HOOK(ssignal, sig_ssignal, false)
+LOWALLOC_SIGNAL_HOOK(sysv_signal, sig_sysv, false)
+LOWALLOC_SIGNAL_HOOK(__sysv_signal, sig_sysv2, false)
+LOWALLOC_SIGNAL_HOOK(sigset, sig_sigset, true)
 #undef LOWALLOC_SIGNAL_HOOK
 
 // A process that ends with _exit (often a fork child) still gets its last block and END. (glibc

@@ -268,13 +268,16 @@ void settle_fork_child() {
 }
 
 void fork_child() {
+  // A signal deferred before the fork was the parent's; the child's own come after this.
+  tls_pending_signal = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  signals_fork_child();
   sink_fork_child();
   live_fork_child();
   process_stacks_fork_child();
   modules_fork_child();
   pthread_mutex_unlock(&starts_mutex);
   settle_fork_child();
-  tls_pending_signal = 0;  // the parent's
   release_guard(tls_fork_guard);
 }
 
@@ -431,17 +434,18 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
     tracing.store(false, std::memory_order_relaxed);
     return false;
   }
+  bool guard = tls_guard;
+  tls_guard = true;
   int expected = 0;
   if (!finish_state.compare_exchange_strong(expected, 1)) {
     // Another thread finishes the trace: an exit and a signal sent to end the process at once.
     // The exit waits for the signal's handler, which then ends the process, and the other way
-    // round; each at most two seconds.
-    const std::uint64_t deadline = monotonic_ns() + 2000000000;
+    // round; each at most ten seconds.
+    const std::uint64_t deadline = monotonic_ns() + 10000000000;
     while (finish_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
+    release_guard(guard);
     return finish_state.load() == 2;
   }
-  bool guard = tls_guard;
-  tls_guard = true;
   thread_state* t = tls_state;
   // (A thread past its own exit's flush has no state; a signal that ends the process there still
   // needs one for CRASH and END.)

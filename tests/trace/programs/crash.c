@@ -21,9 +21,11 @@
               ("default" for SIG_DFL), catches one SIGTERM with a handler of its own, sets SIG_DFL
               again and then kill(getpid(), SIGTERM); on the way, sets a handler for SIGUSR1 with
               __sysv_signal (strict ISO C's signal) and SIG_DFL again with sigset
-     fork_alarm  a timer's SIGALRM after argv[3] microseconds, while the main thread forks children
-              that exit at once: the signal often comes inside fork, whose handlers hold the
-              recorder's locks
+     fork_alarm  a timer's SIGALRM after argv[3] microseconds, while the main thread, with 64 MiB
+              of memory touched, forks children that exit at once: the signal mostly comes inside
+              fork (copying the memory's page tables), whose handlers hold the recorder's locks
+     sigset_hold  holds SIGTERM with sigset, sends it, then sets SIG_DFL with sigset: the signal
+              comes as SIG_DFL is set
      vfork    a vfork child sets SIGINT to SIG_IGN and exits; then the parent shows SIGINT's
               action and kill(getpid(), SIGINT) */
 #define _GNU_SOURCE /* sigset */
@@ -112,6 +114,9 @@ static void show_and_end(void) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   if (sigset(SIGUSR1, SIG_DFL) != on_usr1) printf("sigset did not return the own handler\n");
+  if (sigset(SIGUSR1, SIG_DFL) != SIG_DFL) printf("sigset did not return SIG_DFL\n");
+  if (sigset(SIGUSR1, SIG_HOLD) != SIG_DFL) printf("sigset did not hold from SIG_DFL\n");
+  if (sigset(SIGUSR1, SIG_DFL) != SIG_HOLD) printf("sigset did not return SIG_HOLD\n");
 #pragma GCC diagnostic pop
   printf("%s\n", shown(SIGUSR1));
   fflush(stdout);
@@ -187,6 +192,11 @@ int main(int argc, char** argv) {
   if (strcmp(end, "shown") == 0) show_and_end();
   if (strcmp(end, "fork_alarm") == 0) {
     long us = argc > 3 ? strtol(argv[3], NULL, 10) : 1000;
+    size_t bytes = (size_t)64 << 20;
+    char* touched = malloc(bytes);
+    if (touched == NULL) return 1;
+    memset(touched, 1, bytes);
+    escape(touched);
     struct itimerval timer = {{0, 0}, {0, us}};
     setitimer(ITIMER_REAL, &timer, NULL);
     for (;;) {
@@ -195,6 +205,15 @@ int main(int argc, char** argv) {
       if (child > 0) waitpid(child, NULL, 0);
       escape(malloc(1));
     }
+  }
+  if (strcmp(end, "sigset_hold") == 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    sigset(SIGTERM, SIG_HOLD);
+    kill(getpid(), SIGTERM);
+    sigset(SIGTERM, SIG_DFL);
+#pragma GCC diagnostic pop
+    printf("still running\n");
   }
   if (strcmp(end, "vfork") == 0) {
     pid_t child = vfork();
