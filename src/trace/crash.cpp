@@ -187,6 +187,13 @@ void raise_default(int sig) {
   syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
 
+// The mask the thread gets back as the handler returns, without `sig`: a signal let through only
+// by ppoll's, pselect's or sigsuspend's temporary mask found the thread's own mask blocking it
+// again, and the program went on (ppoll returned EINTR) where SIG_DFL ends it.
+void unblock_on_return(void* context, int sig) {
+  if (context != nullptr) sigdelset(&static_cast<ucontext_t*>(context)->uc_sigmask, sig);
+}
+
 void on_crash(int sig, siginfo_t*, void* context) {
   const int saved_errno = errno;
   int expected = 0;
@@ -201,6 +208,7 @@ void on_crash(int sig, siginfo_t*, void* context) {
     while (crash_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
   }
   raise_default(sig);
+  unblock_on_return(context, sig);
   errno = saved_errno;
 }
 
@@ -227,14 +235,22 @@ void end_by_signal(int sig, bool deferred) {
   raise_default(sig);
 }
 
-void on_end(int sig, siginfo_t*, void*) {
+void on_end(int sig, siginfo_t*, void* context) {
   const int saved_errno = errno;
-  if (!traced_process())
-    raise_default(sig);  // a vfork child: nothing of the recorder's is its own
-  else if (tls_guard)
+  if (tls_guard && tls_pending_signal == 0 && traced_process()) {
     tls_pending_signal = sig;
-  else
+    errno = saved_errno;
+    return;
+  }
+  if (!traced_process() || tls_guard) {
+    // A vfork child, of which nothing of the recorder's is its own; or a second signal while one
+    // waits for the thread to leave the recorder, which it may never do (a handler of the
+    // program's that left an allocation by siglongjmp): the signal's own action, untraced.
+    raise_default(sig);
+  } else {
     end_by_signal(sig, false);
+  }
+  unblock_on_return(context, sig);
   errno = saved_errno;
 }
 
@@ -321,6 +337,7 @@ void deliver_pending_signal() {
   for (int s : end_signals) sigaddset(&block, s);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   end_by_signal(sig, true);
+  sigdelset(&old, sig);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   errno = saved_errno;
 }

@@ -219,10 +219,14 @@ void on_thread_exit(void* state) {
 // to the fork's return, under the guard: a signal that ends the process waits until then
 // (crash.cpp), in the parent; in the child, it was the parent's.
 __thread bool tls_fork_guard;
+// Threads between fork's prepare and the parent's return: they hold the recorder's locks, and
+// glibc's fork then takes stdio's and malloc's, which a thread that a signal interrupted may hold.
+std::atomic<int> forks_in_progress{0};
 
 void fork_prepare() {
   tls_fork_guard = tls_guard;
   tls_guard = true;
+  forks_in_progress.fetch_add(1);
   pthread_mutex_lock(&starts_mutex);
   modules_fork_prepare();
   process_stacks_fork_prepare();
@@ -236,6 +240,7 @@ void fork_parent() {
   process_stacks_fork_parent();
   modules_fork_parent();
   pthread_mutex_unlock(&starts_mutex);
+  forks_in_progress.fetch_sub(1);
   release_guard(tls_fork_guard);
 }
 
@@ -272,6 +277,7 @@ void fork_child() {
   tls_pending_signal = 0;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   signals_fork_child();
+  forks_in_progress.store(0);
   sink_fork_child();
   live_fork_child();
   process_stacks_fork_child();
@@ -445,6 +451,17 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
     while (finish_state.load() != 2 && monotonic_ns() < deadline) sched_yield();
     release_guard(guard);
     return finish_state.load() == 2;
+  }
+  if (signal != 0) {
+    // Another thread in fork holds the recorder's locks and may wait for a lock of the C library
+    // that this thread holds (stdio's, in fopen): wait for the fork, five seconds at most, else
+    // give up and let the signal end the process as a kill does.
+    const std::uint64_t deadline = monotonic_ns() + 5000000000;
+    while (forks_in_progress.load() != 0 && monotonic_ns() < deadline) sched_yield();
+    if (forks_in_progress.load() != 0) {
+      release_guard(guard);
+      return false;
+    }
   }
   thread_state* t = tls_state;
   // (A thread past its own exit's flush has no state; a signal that ends the process there still

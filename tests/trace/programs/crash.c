@@ -22,15 +22,19 @@
               again and then kill(getpid(), SIGTERM); on the way, sets a handler for SIGUSR1 with
               __sysv_signal (strict ISO C's signal) and SIG_DFL again with sigset
      fork_alarm  a timer's SIGALRM after argv[3] microseconds, while the main thread, with 64 MiB
-              of memory touched, forks children that exit at once: the signal mostly comes inside
-              fork (copying the memory's page tables), whose handlers hold the recorder's locks
+              of memory touched, forks children that exit at once (reaped by the kernel): the
+              signal mostly comes inside fork (copying the memory's page tables), whose handlers
+              hold the recorder's locks
      sigset_hold  holds SIGTERM with sigset, sends it, then sets SIG_DFL with sigset: the signal
               comes as SIG_DFL is set
+     ppoll    blocks SIGTERM, sends it, and lets it through only in ppoll's temporary mask; prints
+              "survived" and returns 3 if the program goes on
      vfork    a vfork child sets SIGINT to SIG_IGN and exits; then the parent shows SIGINT's
               action and kill(getpid(), SIGINT) */
 #define _GNU_SOURCE /* sigset */
 #include "common.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -197,14 +201,25 @@ int main(int argc, char** argv) {
     if (touched == NULL) return 1;
     memset(touched, 1, bytes);
     escape(touched);
+    signal(SIGCHLD, SIG_IGN);
     struct itimerval timer = {{0, 0}, {0, us}};
     setitimer(ITIMER_REAL, &timer, NULL);
     for (;;) {
-      pid_t child = fork();
-      if (child == 0) _exit(0);
-      if (child > 0) waitpid(child, NULL, 0);
+      if (fork() == 0) _exit(0);
       escape(malloc(1));
     }
+  }
+  if (strcmp(end, "ppoll") == 0) {
+    sigset_t term, none;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
+    kill(getpid(), SIGTERM);
+    sigemptyset(&none);
+    struct timespec wait = {5, 0};
+    ppoll(NULL, 0, &wait, &none);
+    printf("survived\n");
+    return 3;
   }
   if (strcmp(end, "sigset_hold") == 0) {
 #pragma GCC diagnostic push
