@@ -79,20 +79,14 @@ char* put_decimal(char* p, std::uint64_t v) {
   return p;
 }
 
-// "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN" for `lowalloc run` (run.cpp).
-void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::size_t threads,
-                    bool written) {
+// A line of `lowalloc run`'s manifest (run.cpp): `word`, then the fields in decimal.
+template <std::size_t N>
+void manifest_line(const char (&word)[7], const std::uint64_t (&fields)[N]) {
   if (manifest_path[0] == 0) return;
-  char line[160];
+  char line[8 + N * 21];
   char* p = line;
-  std::memcpy(p, "crash ", 6);
+  std::memcpy(p, word, 6);
   p += 6;
-  const std::uint64_t fields[] = {static_cast<std::uint64_t>(getpid()),
-                                  static_cast<std::uint64_t>(sig),
-                                  tid,
-                                  allocations,
-                                  threads,
-                                  written ? 1u : 0u};
   for (std::uint64_t f : fields) {
     p = put_decimal(p, f);
     *p++ = ' ';
@@ -104,25 +98,17 @@ void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::
   close(fd);
 }
 
-// "ended PID SIGNAL TID LOST" for `lowalloc run`: the trace has its end, and LOST events could
-// not be recorded.
+// "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN".
+void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::size_t threads,
+                    bool written) {
+  manifest_line("crash ", {static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(sig),
+                           tid, allocations, threads, written ? 1u : 0u});
+}
+
+// "ended PID SIGNAL TID LOST": the trace has its end, and LOST events could not be recorded.
 void manifest_end(int sig, std::uint64_t tid, std::uint64_t lost) {
-  if (manifest_path[0] == 0) return;
-  char line[128];
-  char* p = line;
-  std::memcpy(p, "ended ", 6);
-  p += 6;
-  const std::uint64_t fields[] = {static_cast<std::uint64_t>(getpid()),
-                                  static_cast<std::uint64_t>(sig), tid, lost};
-  for (std::uint64_t f : fields) {
-    p = put_decimal(p, f);
-    *p++ = ' ';
-  }
-  p[-1] = '\n';
-  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return;
-  write_all(fd, line, static_cast<std::size_t>(p - line));
-  close(fd);
+  manifest_line("ended ",
+                {static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(sig), tid, lost});
 }
 
 void write_crash(int sig, void* context) {
