@@ -115,6 +115,10 @@ struct stream {
   bool has_last_kept = false;    // the latest ALLOC is kept...
   std::uint64_t last_kept = 0;   // ...with this stream ordinal
   bool deferred = false;         // waits for the other streams' events of its stamp
+  // An EXEC ends the image only if nothing follows it: an exec that failed returns to the program,
+  // whose stream goes on. Held until the stream's next record or its end.
+  bool exec_pending = false;
+  std::string exec_path;
 
   // The pending event: decoded, not yet merged.
   event kind = event::alloc;
@@ -451,6 +455,7 @@ struct decode_visitor {
   event_merge::state& m;
   stream& s;
   bool event = false;
+  bool exec = false;
 
   void operator()(const fmt::time_record& r) {
     s.clock = r.ticks;
@@ -599,9 +604,11 @@ struct decode_visitor {
     for (event_sink* sink : m.sinks_) sink->on_shadowed(f);
   }
 
-  void operator()(const fmt::exec_record& r) {  // the image was replaced: it ended normally
+  void operator()(const fmt::exec_record& r) {  // the image is being replaced (see stream)
     m.tick(s, r.dt);
-    for (event_sink* sink : m.sinks_) sink->on_end(s.index, true, r.path);
+    s.exec_pending = true;
+    s.exec_path = std::string(r.path);
+    exec = true;
   }
 
   template <class Items>
@@ -651,10 +658,17 @@ bool event_merge::state::decode(stream& s) {
   for (;;) {
     if (s.reader.done()) {
       if (orders_ && s.next_free != s.free_orders.size()) end_of_orders(s);
-      if (!load_block(s)) return false;
+      if (!load_block(s)) {
+        if (s.exec_pending) {  // the image was replaced: it ended normally
+          s.exec_pending = false;
+          for (event_sink* sink : sinks_) sink->on_end(s.index, true, s.exec_path);
+        }
+        return false;
+      }
     }
     decode_visitor visit{*this, s};
     fmt::decode_record(s.reader, s.decoding, visit);
+    if (!visit.exec) s.exec_pending = false;  // the exec failed: the program went on
     if (visit.event) {
       if (orders_) place(s);
       return true;

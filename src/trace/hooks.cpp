@@ -27,16 +27,31 @@ using namespace lowalloc::trace;
 namespace fmt = lowalloc::trace_format;
 
 // Every hook's signature from the list: a hand-written definition that differs does not compile.
+// noexcept where glibc's header says the function throws nothing (__THROW).
 #define LOWALLOC_DECLARE_HOOK(shape, name, member, result, params, args) \
+  LOWALLOC_DECLARE_HOOK_##shape(name, result, params)
+#define LOWALLOC_DECLARE_HOOK_NOEXCEPT(name, result, params) \
   LOWALLOC_EXPORT result name params noexcept;
+#define LOWALLOC_DECLARE_HOOK_own LOWALLOC_DECLARE_HOOK_NOEXCEPT
+#define LOWALLOC_DECLARE_HOOK_module LOWALLOC_DECLARE_HOOK_NOEXCEPT
+#define LOWALLOC_DECLARE_HOOK_exec LOWALLOC_DECLARE_HOOK_NOEXCEPT
+#define LOWALLOC_DECLARE_HOOK_thread LOWALLOC_DECLARE_HOOK_NOEXCEPT
+#define LOWALLOC_DECLARE_HOOK_own_c(name, result, params) LOWALLOC_EXPORT result name params;
 LOWALLOC_HOOKS(LOWALLOC_DECLARE_HOOK)
+#undef LOWALLOC_DECLARE_HOOK_own_c
+#undef LOWALLOC_DECLARE_HOOK_thread
+#undef LOWALLOC_DECLARE_HOOK_exec
+#undef LOWALLOC_DECLARE_HOOK_module
+#undef LOWALLOC_DECLARE_HOOK_own
+#undef LOWALLOC_DECLARE_HOOK_NOEXCEPT
 #undef LOWALLOC_DECLARE_HOOK
 
 // --- the shapes that repeat ----------------------------------------------------------------------
 
 #define LOWALLOC_DEFINE_HOOK(shape, name, member, result, params, args) \
   LOWALLOC_DEFINE_HOOK_##shape(name, member, result, params, args)
-#define LOWALLOC_DEFINE_HOOK_own(name, member, result, params, args)  // below
+#define LOWALLOC_DEFINE_HOOK_own(name, member, result, params, args)    // below
+#define LOWALLOC_DEFINE_HOOK_own_c(name, member, result, params, args)  // below
 
 // dlopen and dlmopen: a new object may bring more (its dependencies).
 #define LOWALLOC_DEFINE_HOOK_module(name, member, result, params, args) \
@@ -55,10 +70,24 @@ LOWALLOC_HOOKS(LOWALLOC_DECLARE_HOOK)
     return real.member args;                                          \
   }
 
+// Functions that may start threads inside glibc. A program that calls one before the recorder's
+// lookup is done (from inside dlsym) cannot exist; one missing from this glibc fails as absent.
+#define LOWALLOC_DEFINE_HOOK_thread(name, member, result, params, args) \
+  LOWALLOC_EXPORT result name params noexcept {                         \
+    if (!ready() || real.member == nullptr) {                           \
+      errno = ENOSYS;                                                   \
+      return -1;                                                        \
+    }                                                                   \
+    before_hidden_thread();                                             \
+    return real.member args;                                            \
+  }
+
 LOWALLOC_HOOKS(LOWALLOC_DEFINE_HOOK)
 
+#undef LOWALLOC_DEFINE_HOOK_thread
 #undef LOWALLOC_DEFINE_HOOK_exec
 #undef LOWALLOC_DEFINE_HOOK_module
+#undef LOWALLOC_DEFINE_HOOK_own_c
 #undef LOWALLOC_DEFINE_HOOK_own
 #undef LOWALLOC_DEFINE_HOOK
 
@@ -257,6 +286,21 @@ LOWALLOC_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr
   const int rc = real.pthread_create(thread, attr, counted_thread_main, record);
   if (rc != 0) thread_not_started(record);
   return rc;
+}
+
+// C11's threads: thrd_create starts its thread with glibc's own pthread_create.
+LOWALLOC_EXPORT int thrd_create(thrd_t* thread, thrd_start_t start, void* arg) {
+  if (!ready() || real.thrd_create == nullptr) return thrd_error;
+  if (!tls_guard) before_thread_start();
+  return real.thrd_create(thread, start, arg);
+}
+
+// Its requests are served by threads of glibc's.
+LOWALLOC_EXPORT int getaddrinfo_a(int mode, struct gaicb* list[], int count,
+                                  struct sigevent* event) {
+  if (!ready() || real.getaddrinfo_a == nullptr) return EAI_SYSTEM;
+  before_hidden_thread();
+  return real.getaddrinfo_a(mode, list, count, event);
 }
 
 // --- signals -------------------------------------------------------------------------------------

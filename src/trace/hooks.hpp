@@ -4,9 +4,11 @@
 // against the declaration the list makes. The list's order is the lookup order.
 //
 // X(shape, name, member, result, params, args)
-//   shape   how hooks.cpp defines the wrapper: `own` (by hand), `module` (after the real call
+//   shape   how hooks.cpp defines the wrapper: `own` (by hand), `own_c` (by hand, and not
+//           noexcept: glibc's header does not say it throws nothing), `module` (after the real call
 //           succeeds, look for modules loaded), `exec` (before the call, the image's trace ends;
-//           the parameter `path` names the program)
+//           the parameter `path` names the program), `thread` (before the call, glibc may start a
+//           thread of its own: lifecycle.hpp, before_hidden_thread)
 //   name    the C symbol
 //   member  its slot in real_functions (_exit and _Exit are reserved names)
 //   result, params, args   its signature, and its parameters as passed on
@@ -19,9 +21,14 @@
 #ifndef LOWALLOC_SRC_TRACE_HOOKS_HPP
 #define LOWALLOC_SRC_TRACE_HOOKS_HPP
 
+#include <aio.h>
 #include <dlfcn.h>
+#include <mqueue.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <threads.h>
+#include <time.h>
 
 #include <cstddef>
 
@@ -47,6 +54,27 @@
   X(own, pthread_create, pthread_create, int,                                                      \
     (pthread_t * thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg),            \
     (thread, attr, start, arg))                                                                    \
+  X(own_c, thrd_create, thrd_create, int, (thrd_t * thread, thrd_start_t start, void* arg),        \
+    (thread, start, arg))                                                                          \
+  X(thread, timer_create, timer_create, int,                                                       \
+    (clockid_t clock, struct sigevent* event, timer_t* timer), (clock, event, timer))              \
+  X(thread, mq_notify, mq_notify, int, (mqd_t queue, const struct sigevent* event),                \
+    (queue, event))                                                                                \
+  X(thread, aio_read, aio_read, int, (struct aiocb * request), (request))                          \
+  X(thread, aio_read64, aio_read64, int, (struct aiocb64 * request), (request))                    \
+  X(thread, aio_write, aio_write, int, (struct aiocb * request), (request))                        \
+  X(thread, aio_write64, aio_write64, int, (struct aiocb64 * request), (request))                  \
+  X(thread, aio_fsync, aio_fsync, int, (int op, struct aiocb* request), (op, request))             \
+  X(thread, aio_fsync64, aio_fsync64, int, (int op, struct aiocb64* request), (op, request))       \
+  X(thread, lio_listio, lio_listio, int,                                                           \
+    (int mode, struct aiocb* const list[], int count, struct sigevent* event),                     \
+    (mode, list, count, event))                                                                    \
+  X(thread, lio_listio64, lio_listio64, int,                                                       \
+    (int mode, struct aiocb64* const list[], int count, struct sigevent* event),                   \
+    (mode, list, count, event))                                                                    \
+  X(own_c, getaddrinfo_a, getaddrinfo_a, int,                                                      \
+    (int mode, struct gaicb* list[], int count, struct sigevent* event),                           \
+    (mode, list, count, event))                                                                    \
   X(own, _exit, exit_now, void, (int status), (status))                                            \
   X(own, _Exit, exit_now2, void, (int status), (status))                                           \
   X(exec, execve, execve, int, (const char* path, char* const argv[], char* const envp[]),         \

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -195,9 +197,19 @@ void write_end_records(thread_state* t) {
   commit(t, p);
 }
 
+// glibc runs the destructors of a thread's keys in rounds, each in the order the keys were made,
+// and runs another round while a destructor sets a value again, up to
+// PTHREAD_DESTRUCTOR_ITERATIONS rounds. thread_key was made before any key of the program's, so
+// its destructor comes first in a round: setting it again puts it after theirs in the next round,
+// and what their destructors free (OpenSSL's and glib's per-thread state, any
+// pthread_key_create of the program's) is recorded. The last round ends the thread's recording.
+__thread unsigned tls_exit_rounds;
+
 void on_thread_exit(void* state) {
   auto* t = static_cast<thread_state*>(state);
   if (t == nullptr || t != tls_state || tls_last_thread) return;
+  if (++tls_exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(thread_key, t) == 0)
+    return;
   bool guard = tls_guard;
   tls_guard = true;
   tls_state = nullptr;
@@ -332,6 +344,11 @@ bool settle_pending_fork() {
 // 0: not started, 1: starting, 2: started (tracing or not).
 std::atomic<int> start_state{0};
 
+// quick_exit runs the handlers at_quick_exit registered, the last registered first, then ends the
+// process by glibc's own _exit, which the _exit hook does not see, and runs no atexit handler:
+// the recorder's, registered at its start, is the last to run.
+void finish_at_quick_exit() { finish_process(); }
+
 // Sets tracing up: the options, the file, the first block. `argv` is null when
 // the start is the first hooked call (the command line is then read from /proc). Runs once.
 void start_recorder(int argc, char** argv) {
@@ -362,6 +379,7 @@ void start_recorder(int argc, char** argv) {
   }
   pthread_key_create(&thread_key, on_thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  at_quick_exit(finish_at_quick_exit);
   if (!start_compressor()) {
     release_guard();
     return;
@@ -464,9 +482,11 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
     }
   }
   thread_state* t = tls_state;
-  // (A thread past its own exit's flush has no state; a signal that ends the process there still
-  // needs one for CRASH and END.)
-  if (t == nullptr && (!tls_dead || signal != 0)) {
+  // A thread past its own exit's flush has no state; it still needs one for END (and CRASH).
+  // glibc ends the process in the thread that finishes last, after its keys' destructors: that
+  // can be one whose recording ended there, when another thread counted itself last earlier (the
+  // program's key destructor woke it).
+  if (t == nullptr) {
     t = create_thread_state();
     tls_state = t;
   }
@@ -551,6 +571,10 @@ void before_thread_start() {
   // from the start cost a one-thread program 2 to 4% more CPU (sqlite 3.8%, python3 2.8%).
   start_writer();
   leave(t);
+}
+
+void before_hidden_thread() {
+  if (!many_threads.load(std::memory_order_relaxed)) before_thread_start();
 }
 
 // Other threads' unflushed events are lost, as at exit. A fork child that recorded nothing writes

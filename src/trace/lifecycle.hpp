@@ -21,6 +21,11 @@ bool finish_process(int signal = 0, std::uint64_t tid = 0, bool deferred = false
 // blocks by ordinal from now on (thread_state.hpp, many_threads).
 void before_thread_start();
 
+// A function of glibc's that starts threads of its own without the exported pthread_create (C11's
+// thrd_create, SIGEV_THREAD notifications of timers and message queues, POSIX AIO, getaddrinfo_a)
+// is about to be called: as before_thread_start, once the process has a second thread.
+void before_hidden_thread();
+
 // The program's threads are counted, so that the recorder's writer thread does not keep the
 // process alive after them: glibc ends a process when its last thread exits (main may leave by
 // pthread_exit before the others end) and counts the writer among them. The last one to exit

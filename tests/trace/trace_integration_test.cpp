@@ -876,6 +876,103 @@ TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_tr
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Threads' and processes' ends the recorder learns of late, and threads glibc starts itself
+// (programs/thread_ends.c)
+
+TEST_F(trace_test, what_the_programs_key_destructors_free_as_a_thread_ends_is_recorded) {
+  // glibc runs the destructors of a thread's keys in the order the keys were made, and the
+  // recorder's key is made first: its destructor ended the thread's recording before the
+  // program's freed anything, and those frees were lost (the blocks leaked).
+  expected e;
+  e.allocations = e.frees = 2 * k_iterations;
+  e.bytes = 2 * 40 * k_iterations;
+  e.temporary = 2;  // each list's last node: no allocation between it and its free
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations}});
+  expect_counts(delta("thread_ends", k_iterations, {"keys"}), e);
+  // main leaving by pthread_exit while another thread runs: its key's destructor frees K blocks.
+  e.allocations = e.frees = k_iterations;
+  e.bytes = 40 * k_iterations;
+  e.temporary = 0;  // pthread_create allocates between the last node and its free
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations}});
+  expect_counts(delta("thread_ends", k_iterations, {"main_keys"}), e);
+  for (const char* mode : {"keys", "main_keys"}) {
+    traced t = trace("thread_ends", {std::to_string(k_iterations), mode});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    const analyze::analysis a = read_complete(t.trace);
+    EXPECT_EQ(a.frees_not_seen, 0u) << mode;
+    EXPECT_EQ(a.unmatched_frees, 0u) << mode;
+  }
+}
+
+TEST_F(trace_test, a_thread_that_glibc_starts_itself_frees_the_blocks_of_the_first_thread) {
+  // C11's thrd_create, a SIGEV_THREAD timer and an aio_write's SIGEV_THREAD notification start
+  // their threads with glibc's own pthread_create, which the hook of the exported one does not
+  // see: the first thread kept its blocks by ordinal, and the new thread's frees of them were
+  // unmatched (the blocks counted as leaked).
+  struct mode {
+    const char* name;
+    std::int64_t allocations;
+    std::int64_t bytes;
+  };
+  for (const mode& m : {mode{"c11", 2 * k_iterations, (24 + 40) * k_iterations},
+                        mode{"timer", k_iterations, 24 * k_iterations},
+                        mode{"aio", k_iterations, 24 * k_iterations}}) {
+    SCOPED_TRACE(m.name);
+    expected e;
+    // With the array of K pointers that holds the blocks.
+    e.allocations = e.frees = m.allocations + 1;
+    e.bytes = m.bytes + 8 * k_iterations;
+    e.by_kind = kinds({{fmt::kind_malloc, m.allocations + 1}});
+    expect_counts(delta("thread_ends", k_iterations, {m.name}), e);
+    traced t = trace("thread_ends", {std::to_string(k_iterations), m.name});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  }
+}
+
+TEST_F(trace_test, quick_exit_ends_the_trace_after_the_programs_at_quick_exit_handlers) {
+  // quick_exit ends the process by glibc's own _exit after the at_quick_exit handlers, and runs
+  // no atexit handler: the trace had no end (or no event at all). The program's handler frees
+  // the K blocks it kept, so nothing leaks.
+  expected e;
+  e.allocations = e.frees = 2 * k_iterations + 1;  // and the array of pointers
+  e.bytes = (32 + 48 + 8) * k_iterations;
+  e.temporary = k_iterations + 1;  // and the last block kept: freed first of what follows it
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations + 1}});
+  expect_counts(delta("thread_ends", k_iterations, {"quick"}), e);
+  // After another thread ran (the recorder's writer thread then runs too).
+  e.allocations = e.frees = 3 * k_iterations + 1;
+  e.bytes = (2 * 32 + 48 + 8) * k_iterations;
+  e.temporary = 2 * k_iterations + 1;
+  e.by_kind = kinds({{fmt::kind_malloc, 3 * k_iterations + 1}});
+  expect_counts(delta("thread_ends", k_iterations, {"quick_thread"}), e);
+  // A fork child that leaves by quick_exit writes its own file, whole.
+  traced t = trace("thread_ends", {std::to_string(k_iterations), "quick_fork"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const std::vector<fs::path> children = child_traces(t.trace);
+  ASSERT_EQ(children.size(), 1u);
+  const analyze::analysis child = read_complete(children[0]);
+  EXPECT_EQ(child.totals.allocations, static_cast<std::uint64_t>(2 * k_iterations + 1));
+  EXPECT_EQ(child.totals.leaked_allocations, 0u);
+}
+
+TEST_F(trace_test, an_exec_that_fails_does_not_end_the_process_in_the_report) {
+  // The EXEC record is written before the call; the call failed and the program went on.
+  expected e;
+  e.allocations = e.frees = e.temporary = 2 * k_iterations;
+  e.bytes = 2 * 32 * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations}});
+  expect_counts(delta("thread_ends", k_iterations, {"exec_fails"}), e);
+  traced t = trace("thread_ends", {std::to_string(k_iterations), "exec_fails"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_EQ(a.exec_path, "");
+  const command_result text =
+      run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
+  EXPECT_EQ(text.out.find("ended by exec"), std::string::npos) << text.out;
+}
+
 TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {
   // glibc ends a process when its last thread exits and counts the recorder's writer thread
   // among them: without the count of the program's threads, the process stayed alive forever

@@ -1,0 +1,207 @@
+/* Ways a thread or a process ends, or gets a second thread, that the recorder must not miss.
+   argv[1] is K, argv[2] the mode:
+     keys         two threads each keep K blocks of 40 bytes in a list under a key of their own,
+                  whose destructor frees them as the thread ends; main joins them
+     main_keys    main keeps K blocks of 40 bytes under a key whose destructor frees them, starts a
+                  thread that waits for that destructor, and leaves by pthread_exit
+     c11          main makes K blocks of 24 bytes; a thread started by C11's thrd_create frees them
+                  and makes K of 40, which main frees after thrd_join
+     timer        main makes K blocks of 24 bytes; a SIGEV_THREAD timer's function frees them
+     aio          main makes K blocks of 24 bytes; the SIGEV_THREAD notification of an aio_write
+                  frees them
+     quick        K pairs of malloc(32)/free, K blocks of 48 kept, then quick_exit(0); the
+                  program's at_quick_exit handler frees the kept blocks
+     quick_thread a thread makes K pairs of malloc(32)/free and is joined; then as `quick`
+     quick_fork   a fork child does what `quick` does; the parent waits for it and exits 0
+     exec_fails   K pairs of malloc(32)/free, an exec of a program that does not exist, K more
+                  pairs, then exit(0) */
+#define _GNU_SOURCE
+#include <aio.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+struct node {
+  struct node* next;
+  char payload[32];
+};
+
+static long k;
+static void** blocks;
+static sem_t done;
+
+/* K nodes of 40 bytes, the first made first in the list. */
+static struct node* make_list(long n) {
+  struct node* head = NULL;
+  struct node** tail = &head;
+  for (long i = 0; i < n; ++i) {
+    struct node* e = malloc(sizeof *e);
+    e->next = NULL;
+    *tail = e;
+    tail = &e->next;
+  }
+  return head;
+}
+
+static void free_list(void* list) {
+  for (struct node* e = list; e != NULL;) {
+    struct node* next = e->next;
+    free(e);
+    e = next;
+  }
+}
+
+static void free_list_and_post(void* list) {
+  free_list(list);
+  sem_post(&done);
+}
+
+static pthread_key_t list_key;
+
+static void* keep_under_key(void* arg) {
+  (void)arg;
+  if (k > 0) pthread_setspecific(list_key, make_list(k));
+  return NULL;
+}
+
+static void* wait_for_main(void* arg) {
+  (void)arg;
+  if (k > 0) sem_wait(&done);
+  return NULL;
+}
+
+static void make_blocks(size_t size) {
+  blocks = k > 0 ? malloc(k * sizeof *blocks) : NULL;
+  for (long i = 0; i < k; ++i) blocks[i] = malloc(size);
+}
+
+static void free_blocks(void) {
+  for (long i = 0; i < k; ++i) free(blocks[i]);
+  free(blocks);
+}
+
+static int c11_thread(void* arg) {
+  (void)arg;
+  for (long i = 0; i < k; ++i) {
+    free(blocks[i]);
+    blocks[i] = malloc(40);
+  }
+  return 0;
+}
+
+static void notified(union sigval v) {
+  (void)v;
+  free_blocks();
+  sem_post(&done);
+}
+
+static void free_kept(void) { free_blocks(); }
+
+static void quick(void) {
+  malloc_free_pairs(k, 32);
+  make_blocks(48);
+  at_quick_exit(free_kept);
+  quick_exit(0);
+}
+
+static void* pairs(void* arg) {
+  (void)arg;
+  malloc_free_pairs(k, 32);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  k = iterations(argc, argv);
+  const char* mode = argc > 2 ? argv[2] : "";
+  sem_init(&done, 0, 0);
+  if (strcmp(mode, "keys") == 0) {
+    if (pthread_key_create(&list_key, free_list) != 0) return 1;
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i)
+      if (pthread_create(&threads[i], NULL, keep_under_key, NULL) != 0) return 1;
+    for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    return 0;
+  }
+  if (strcmp(mode, "main_keys") == 0) {
+    if (pthread_key_create(&list_key, free_list_and_post) != 0) return 1;
+    if (k > 0) pthread_setspecific(list_key, make_list(k));
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, wait_for_main, NULL) != 0) return 1;
+    pthread_exit(NULL);
+  }
+  if (strcmp(mode, "c11") == 0) {
+    make_blocks(24);
+    thrd_t thread;
+    if (thrd_create(&thread, c11_thread, NULL) != thrd_success) return 1;
+    thrd_join(thread, NULL);
+    free_blocks();
+    return 0;
+  }
+  if (strcmp(mode, "timer") == 0) {
+    make_blocks(24);
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD;
+    event.sigev_notify_function = notified;
+    timer_t timer;
+    if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) return 1;
+    struct itimerspec when = {{0, 0}, {0, 1000000}};
+    if (timer_settime(timer, 0, &when, NULL) != 0) return 1;
+    sem_wait(&done);
+    timer_delete(timer);
+    return 0;
+  }
+  if (strcmp(mode, "aio") == 0) {
+    make_blocks(24);
+    char path[] = "/tmp/lowalloc-aio-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return 1;
+    unlink(path);
+    static char text[] = "written by aio_write\n";
+    struct aiocb request;
+    memset(&request, 0, sizeof request);
+    request.aio_fildes = fd;
+    request.aio_buf = text;
+    request.aio_nbytes = sizeof text - 1;
+    request.aio_sigevent.sigev_notify = SIGEV_THREAD;
+    request.aio_sigevent.sigev_notify_function = notified;
+    if (aio_write(&request) != 0) return 1;
+    sem_wait(&done);
+    close(fd);
+    return 0;
+  }
+  if (strcmp(mode, "quick") == 0) quick();
+  if (strcmp(mode, "quick_thread") == 0) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, pairs, NULL) != 0) return 1;
+    pthread_join(thread, NULL);
+    quick();
+  }
+  if (strcmp(mode, "quick_fork") == 0) {
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) quick();
+    int status;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return 1;
+    return 0;
+  }
+  if (strcmp(mode, "exec_fails") == 0) {
+    malloc_free_pairs(k, 32);
+    char* no_args[] = {"lowalloc-no-such-program", NULL};
+    execv("/nonexistent/lowalloc-no-such-program", no_args);
+    malloc_free_pairs(k, 32);
+    return 0;
+  }
+  fprintf(stderr, "unknown mode '%s'\n", mode);
+  return 2;
+}
