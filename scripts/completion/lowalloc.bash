@@ -14,8 +14,8 @@ _lowalloc_options() {
     diff) echo "--format --top --all --no-symbols --debug-path -h --help" ;;
     check)
       echo "--max-allocations --max-bytes --max-temporary --max-leaked-bytes --max-peak-bytes" \
-        "--site --baseline --max-increase --include-runtime --junit --no-symbols --debug-path" \
-        "-q --quiet -h --help"
+        "--site --baseline --max-increase --include-runtime --allow-incomplete --junit --no-symbols" \
+        "--debug-path -q --quiet -h --help"
       ;;
   esac
 }

@@ -197,8 +197,11 @@ file_bytes::file_bytes(const std::string& path) {
       }
     }
   }
-  // Not a regular file, or mmap failed: read it all.
+  // Not a regular file, or mmap failed: read it all. The magic is checked as soon as it is in:
+  // an endless stream that is not a trace (/dev/zero, `yes |`) would be read until memory ran
+  // out.
   std::uint8_t chunk[1 << 16];
+  bool magic_checked = false;
   for (;;) {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
@@ -209,6 +212,13 @@ file_bytes::file_bytes(const std::string& path) {
     }
     if (n == 0) break;
     copy_.insert(copy_.end(), chunk, chunk + n);
+    if (!magic_checked && copy_.size() >= sizeof fmt::file_magic) {
+      magic_checked = true;
+      if (std::memcmp(copy_.data(), fmt::file_magic, sizeof fmt::file_magic) != 0) {
+        ::close(fd);
+        throw trace_error("not a lowalloc trace file", 0);
+      }
+    }
   }
   ::close(fd);
   data_ = copy_.data();

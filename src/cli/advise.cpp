@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/notes.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 
 #include "analyze/advice.hpp"
 #include "analyze/analysis.hpp"
@@ -113,6 +114,9 @@ int advise_main(int argc, char** argv) {
     return 2;
   }
   print_module_notes("advise", a);
+  if (const std::string missing = incomplete_text(a); !missing.empty())
+    std::cerr << "lowalloc advise: " << file << ": warning: the trace is incomplete: " << missing
+              << '\n';
   const analyze::cost_model costs =
       measure ? analyze::cost_model::measure() : analyze::cost_model{};
   const std::vector<analyze::advice_item> advice = analyze::advise(a, tracker, costs, ao);
@@ -120,13 +124,13 @@ int advise_main(int argc, char** argv) {
     report::write_advice_json(std::cout, a, advice, costs);
   else
     report::write_advice_text(std::cout, a, advice, costs, ao.top_sites);
-  std::cout.flush();
+  const bool written = flush_stdout("advise", "the advice");
   if (!a.truncation.empty()) {
     std::cerr << "lowalloc advise: " << file
               << ": warning: the trace is damaged, read up to: " << a.truncation << '\n';
     return 2;
   }
-  return std::cout ? 0 : 2;
+  return written ? 0 : 2;
 }
 
 }  // namespace lowalloc::cli

@@ -9,15 +9,19 @@
 #include "analyze/fold.hpp"
 #include "analyze/runtime.hpp"
 #include "cli/notes.hpp"
+#include "cli/output_file.hpp"
 #include "cli/traces.hpp"
 #include "report/common.hpp"
 #include "report/diff.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,7 +37,7 @@ constexpr const char* usage =
     "\n"
     "Checks a trace written by `lowalloc run` against limits: exit status 0 when every limit\n"
     "holds, 1 when one is exceeded (each on stderr, with the site that contributes most),\n"
-    "2 when the check cannot be made (a trace cannot be read, a bad option).\n"
+    "2 when the check cannot be made (a trace cannot be read or is incomplete, a bad option).\n"
     "\n"
     "limits on the totals, or on the allocations through one place after --site:\n"
     "  --max-allocations N   allocations\n"
@@ -45,15 +49,19 @@ constexpr const char* usage =
     "  --site PLACE          the limits after it apply to the allocations whose stack passes\n"
     "                        through PLACE: FUNCTION, FILE:LINE or FUNCTION:LINE (a file by its\n"
     "                        name or the end of its path; a function by its name, qualified or\n"
-    "                        not, without parameters)\n"
+    "                        not, without parameters); each --site needs a limit after it\n"
     "\n"
     "against an earlier trace:\n"
     "  --baseline OLD        the trace to compare with (sites matched as by lowalloc diff)\n"
     "  --max-increase P%     allocations, bytes, temporary, leaked and peak bytes may grow by\n"
     "                        at most P percent, in total and at each site found in both\n"
+    "                        (P: a decimal number from 0 to 1000000)\n"
     "\n"
     "options:\n"
     "  --include-runtime     count the runtimes' own leaks (stdio buffers, locale, loader...)\n"
+    "  --allow-incomplete    check a trace whose process did not finish (killed, crashed, a\n"
+    "                        file cut short) on the events it holds; without it such a trace\n"
+    "                        makes the check fail with status 2\n"
     "  --junit FILE          also write the results as a JUnit XML report\n"
     "  --no-symbols          addresses and modules only (no debug info is read; --site then\n"
     "                        matches nothing)\n"
@@ -200,9 +208,24 @@ class checker {
   analyze::counters runtime_total_;
 };
 
+// `s` for an XML attribute or text. The report declares UTF-8: what is not well-formed UTF-8 (a
+// path's bytes in another encoding) becomes U+FFFD, one byte at a time, as in the JSON reports
+// (report::json_string); so do U+FFFE and U+FFFF, which XML 1.0 does not allow.
 std::string xml_escape(std::string_view s) {
   std::string out;
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t len = report::utf8_length(s, i);
+      const std::string_view seq = s.substr(i, len);
+      if (len == 0 || seq == "\xEF\xBF\xBE" || seq == "\xEF\xBF\xBF") {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out += seq;
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";
@@ -231,11 +254,18 @@ std::string xml_escape(std::string_view s) {
 }
 
 // The results as JUnit XML (the schema Jenkins, GitLab and GitHub's test reporters read); an
-// `error` instead when the trace could not be read.
+// `error` instead when the trace could not be read. Written next to `path` and put in its place
+// once complete (output_file): a full disk leaves no truncated report for CI to read. False, with
+// the reason said on stderr, when it cannot be written.
 bool write_junit(const std::string& path, const std::string& trace,
                  const std::vector<result>& results, const std::string& error, double seconds) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return false;
+  output_file file;
+  std::string why;
+  if (!file.open(path, why)) {
+    std::cerr << "lowalloc check: " << why << '\n';
+    return false;
+  }
+  std::ostream& out = file.stream();
   std::size_t failures = 0;
   for (const result& r : results) failures += r.ok ? 0 : 1;
   const std::size_t tests = results.size() + (error.empty() ? 0 : 1);
@@ -261,16 +291,43 @@ bool write_junit(const std::string& path, const std::string& trace,
     out << "</testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
-  out.flush();
-  return static_cast<bool>(out);
+  if (file.commit(why)) return true;
+  std::cerr << "lowalloc check: " << why << '\n';
+  return false;
 }
 
+// The largest --max-increase: 10,000 times the baseline. More is a typo rather than a limit, and
+// strtod would take "1e400" or "0x10" (hexadecimal) too.
+constexpr double max_increase_percent = 1e6;
+
+// --max-increase's "P%" or "P" as a fraction (5% = 0.05): P in decimal digits, with a fraction
+// after a point, from 0 to max_increase_percent.
 bool parse_percent(std::string text, double& out) {
   if (!text.empty() && text.back() == '%') text.pop_back();
-  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end) / 100;
-  return end != nullptr && *end == '\0';
+  const std::size_t point = text.find('.');
+  const std::string whole = text.substr(0, point);
+  const std::string fraction = point == std::string::npos ? "" : text.substr(point + 1);
+  const auto digits = [](const std::string& d) {
+    return d.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (whole.empty() || !digits(whole) || !digits(fraction) ||
+      (point != std::string::npos && fraction.empty()))
+    return false;
+  const double percent = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(percent) || percent > max_increase_percent) return false;
+  out = percent / 100;
+  return true;
+}
+
+// x grown by the fraction `increase`, at most the largest count: x * increase can be more than
+// 2^64, which a conversion to an integer does not hold (undefined behaviour).
+std::uint64_t grown_by(std::uint64_t x, double increase) {
+  constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  const double extra = static_cast<double>(x) * increase;
+  // 2^64 as a double: any double below it converts.
+  if (extra >= 18446744073709551616.0) return most;
+  const auto e = static_cast<std::uint64_t>(extra);
+  return e > most - x ? most : x + e;
 }
 
 }  // namespace
@@ -284,6 +341,7 @@ int check_main(int argc, char** argv) {
   std::string site;  // the --site the next limits apply to
   double increase = -1;
   bool include_runtime = false;
+  bool allow_incomplete = false;
   bool quiet = false;
   analyze::options opts;
   for (int i = 1; i < argc; ++i) {
@@ -312,16 +370,22 @@ int check_main(int argc, char** argv) {
     }
     if (take("--site")) {
       if (v.empty()) return usage_error("--site needs a place");
+      // A --site applies to the limits after it, until the next one: one with none would be
+      // dropped without a word, as the last one would (below).
+      if (!site.empty() && (limits.empty() || limits.back().site != site))
+        return usage_error("--site " + site + " has no limit after it");
       site = v;
     } else if (take("--baseline")) {
       baseline = v;
     } else if (take("--max-increase")) {
       if (!parse_percent(v, increase))
-        return usage_error("--max-increase needs a percentage, not '" + v + "'");
+        return usage_error("--max-increase needs a percentage from 0 to 1000000%, not '" + v + "'");
     } else if (take("--junit")) {
       junit = v;
     } else if (arg == "--include-runtime") {
       include_runtime = true;
+    } else if (arg == "--allow-incomplete") {
+      allow_incomplete = true;
     } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
@@ -349,6 +413,10 @@ int check_main(int argc, char** argv) {
                                         : "--baseline needs --max-increase P%");
   if (limits.empty() && baseline.empty())
     return usage_error("no limit given (--max-allocations N, --baseline OLD --max-increase P%...)");
+  if (const std::string error = output_names_an_input(junit, {file, baseline}); !error.empty()) {
+    std::cerr << "lowalloc check: " << error << '\n';
+    return 2;
+  }
 
   std::vector<std::string> files{file};
   if (!baseline.empty()) files.push_back(baseline);
@@ -360,10 +428,21 @@ int check_main(int argc, char** argv) {
     std::string error = traces[i].error;
     if (error.empty() && !traces[i].a.truncation.empty())
       error = "the trace is damaged: " + traces[i].a.truncation;
-    if (error.empty()) continue;
+    // The counts of a process that did not finish are low: a limit that holds on them says
+    // nothing about the program's run.
+    if (error.empty() && !allow_incomplete) {
+      if (const std::string missing = incomplete_text(traces[i].a); !missing.empty())
+        error = "the trace is incomplete: " + missing +
+                " (--allow-incomplete checks the events it holds)";
+    }
+    if (error.empty()) {
+      if (const std::string missing = incomplete_text(traces[i].a); !missing.empty())
+        std::cerr << "lowalloc check: " << files[i]
+                  << ": warning: the trace is incomplete: " << missing << '\n';
+      continue;
+    }
     std::cerr << "lowalloc check: " << files[i] << ": " << error << '\n';
-    if (!junit.empty() && !write_junit(junit, files[i], {}, error, seconds()))
-      std::cerr << "lowalloc check: cannot write " << junit << '\n';
+    if (!junit.empty()) write_junit(junit, files[i], {}, error, seconds());
     return 2;
   }
   for (const read_trace& t : traces) print_module_notes("check", t.a);
@@ -401,9 +480,7 @@ int check_main(int argc, char** argv) {
     const analyze::comparison c =
         analyze::compare_sites(old, std::move(traces[1].places), a, std::move(traces[0].places));
     const std::string pct = report::fixed(increase * 100, increase * 100 < 10 ? 1 : 0) + " %";
-    const auto allowed = [&](std::uint64_t x) {
-      return x + static_cast<std::uint64_t>(static_cast<double>(x) * increase);
-    };
+    const auto allowed = [&](std::uint64_t x) { return grown_by(x, increase); };
     for (std::size_t m = 0; m < std::size(metric_names); ++m) {
       const auto what = static_cast<metric>(m);
       const std::uint64_t x = value(before.totals(), what);
@@ -480,15 +557,8 @@ int check_main(int argc, char** argv) {
                 << " the C and C++ runtimes keep until exit; --include-runtime counts "
                    "them)\n";
   }
-  if (!junit.empty() && !write_junit(junit, file, results, {}, seconds())) {
-    std::cerr << "lowalloc check: cannot write " << junit << '\n';
-    return 2;
-  }
-  std::cout.flush();
-  if (!std::cout) {
-    std::cerr << "lowalloc check: cannot write the results to the standard output\n";
-    return 2;
-  }
+  if (!junit.empty() && !write_junit(junit, file, results, {}, seconds())) return 2;
+  if (!flush_stdout("check", "the results")) return 2;
   return all_ok ? 0 : 1;
 }
 

@@ -7,6 +7,7 @@
 
 #include "analyze/compare.hpp"
 #include "cli/notes.hpp"
+#include "cli/output_file.hpp"
 #include "cli/traces.hpp"
 #include "report/diff.hpp"
 
@@ -104,14 +105,19 @@ int diff_main(int argc, char** argv) {
   }
   if (unreadable) return 2;
   for (const read_trace& t : traces) print_module_notes("diff", t.a);
+  // The text says it too, under the summary; JSON has "complete": stderr is where a script's
+  // reader sees it.
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    if (const std::string missing = incomplete_text(traces[i].a); !missing.empty())
+      std::cerr << "lowalloc diff: " << files[i]
+                << ": warning: the trace is incomplete: " << missing << '\n';
   const analyze::comparison c = analyze::compare_sites(traces[0].a, std::move(traces[0].places),
                                                        traces[1].a, std::move(traces[1].places));
   if (json)
     report::write_diff_json(std::cout, traces[0].a, traces[1].a, c, o);
   else
     report::write_diff_text(std::cout, traces[0].a, traces[1].a, c, o);
-  std::cout.flush();
-  int status = std::cout ? 0 : 2;
+  int status = flush_stdout("diff", "the diff") ? 0 : 2;
   for (std::size_t i = 0; i < traces.size(); ++i) {
     if (traces[i].a.truncation.empty()) continue;
     std::cerr << "lowalloc diff: " << files[i]

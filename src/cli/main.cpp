@@ -8,6 +8,7 @@
 // cannot be read or an output that cannot be written. `run` passes PROGRAM's status through and
 // keeps env(1)'s scheme for its own failures (125, 126, 127).
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -62,12 +63,14 @@ int help_main(int argc, char** argv) {
   }
   if (argc < 3 || is_help(argv[2])) {
     std::fputs(usage, stdout);
-    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : exit_usage;
+    return lowalloc::cli::flush_stdout("help", "the help") ? 0 : exit_usage;
   }
   for (const auto& [name, command_main] : commands) {
     if (std::strcmp(argv[2], name) == 0) {
       char* args[] = {argv[2], const_cast<char*>("--help"), nullptr};
-      return command_main(2, args);
+      const int status = command_main(2, args);
+      if (status != 0) return status;
+      return lowalloc::cli::flush_stdout("help", "the help") ? 0 : exit_usage;
     }
   }
   std::fprintf(stderr, "lowalloc help: unknown command '%s' (run, report, advise, diff, check)\n",
@@ -86,13 +89,17 @@ int main(int argc, char** argv) {
   for (const auto& [name, command_main] : commands) {
     if (std::strcmp(command, name) == 0) {
       lowalloc::cli::process_ends_after_command = true;
-      return command_main(argc - 1, argv + 1);
+      const int status = command_main(argc - 1, argv + 1);
+      // What a command printed and left to the exit to write (its --help): a failure there would
+      // not change the exit status. `run`'s status is PROGRAM's, which wrote its own output.
+      if (status != 0 || std::strcmp(name, "run") == 0) return status;
+      return lowalloc::cli::flush_stdout(name, "the output") ? 0 : exit_usage;
     }
   }
   if (is_help(command)) return help_main(argc, argv);
   if (std::strcmp(command, "--version") == 0) {
     std::puts("lowalloc " LOWALLOC_VERSION);
-    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : exit_usage;
+    return lowalloc::cli::flush_stdout("", "the version") ? 0 : exit_usage;
   }
   std::fprintf(stderr, "lowalloc: unknown command '%s'\n\n%s", command, usage);
   return exit_usage;

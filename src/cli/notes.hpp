@@ -1,10 +1,12 @@
-// What the analysis found wrong with the traced binaries, on stderr (report, advise, diff, check).
+// What the analysis found wrong with the traced binaries, on stderr (report, advise, diff, check),
+// and what a trace misses of its process.
 #ifndef LOWALLOC_SRC_CLI_NOTES_HPP
 #define LOWALLOC_SRC_CLI_NOTES_HPP
 
 #include "analyze/analysis.hpp"
 #include "report/common.hpp"
 
+#include <cstdint>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -34,6 +36,40 @@ inline void print_module_notes(std::string_view command, const analyze::analysis
       std::cerr << "lowalloc " << command << ": " << note << '\n';
     }
   }
+}
+
+/// Empty when the trace holds every event of its process up to its end; otherwise what it
+/// misses, as "the process did not finish ...", for `check` (which refuses such a trace unless
+/// --allow-incomplete) and the warnings of `diff` and `advise`. A process ended by a signal whose
+/// recorder wrote every thread's events (a CRASH record with `ended`, then END) is complete.
+inline std::string incomplete_text(const analyze::analysis& a) {
+  std::string text;
+  if (a.running) {
+    text = "the program is still running (pid " + std::to_string(a.process.pid) +
+           "): its events after the last block written are missing";
+  } else if (a.crash && !a.crash->ended) {
+    const analyze::crash_info& c = *a.crash;
+    text = "the program was killed by signal " + std::to_string(c.signal) + " (" + c.signal_name() +
+           "): the counts are of the run up to the crash";
+    if (!c.unwritten.empty() || c.more_threads) {
+      std::uint64_t allocations = 0;
+      for (const analyze::crash_info::thread& t : c.unwritten) allocations += t.allocations;
+      text += ", and up to " + report::counted(allocations, "allocation") + " of " +
+              report::counted(c.unwritten.size(), "other thread") +
+              (c.more_threads ? " and more" : "") + " were not written";
+    }
+    if (!c.thread_written) text += ", and the crashing thread's last events were not written";
+  } else if (!a.complete) {
+    text =
+        "the process did not finish (killed, or the file was cut short): it has no end, and the "
+        "events after its last block are missing";
+  }
+  if (a.lost_events != 0) {
+    if (!text.empty()) text += "; ";
+    text += report::counted(a.lost_events, "event") + " the recorder could not record " +
+            (a.lost_events == 1 ? "is" : "are") + " missing";
+  }
+  return text;
 }
 
 }  // namespace lowalloc::cli

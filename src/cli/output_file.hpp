@@ -11,13 +11,16 @@
 #ifndef LOWALLOC_SRC_CLI_OUTPUT_FILE_HPP
 #define LOWALLOC_SRC_CLI_OUTPUT_FILE_HPP
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <string>
+#include <vector>
 
 namespace lowalloc::cli {
 
@@ -90,6 +93,51 @@ class output_file {
   bool temporary_ = false;
   std::ofstream out_;
 };
+
+/// Flushes standard output; false when what was written to it did not all get there (a full
+/// disk, a closed descriptor), said on stderr as "lowalloc COMMAND: cannot write WHAT to standard
+/// output: REASON" ("lowalloc: ..." without a COMMAND). A reader that went away (EPIPE, with
+/// SIGPIPE ignored: `| head`) is not said: it is no news to the user.
+inline bool flush_stdout(const std::string& command, const std::string& what) {
+  std::cout.flush();
+  const bool stream_ok = static_cast<bool>(std::cout);
+  // std::cout writes through stdio: its buffer is written again here, which sets errno afresh.
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  int err = errno;
+  if (stream_ok && flushed && !std::ferror(stdout)) return true;
+  // What failed earlier, when stdio has nothing left to write: writing nothing still fails on a
+  // closed descriptor (EBADF) and on /dev/full (ENOSPC), and a pipe whose reader is gone polls
+  // as an error.
+  if (err == 0 && ::write(STDOUT_FILENO, "", 0) < 0) err = errno;
+  struct stat st {};
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  if (err == 0 && ::fstat(STDOUT_FILENO, &st) == 0 &&
+      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && ::poll(&p, 1, 0) == 1 &&
+      (p.revents & POLLERR) != 0)
+    err = EPIPE;
+  if (err == EPIPE) return false;
+  std::cerr << "lowalloc" << (command.empty() ? "" : " ") << command << ": cannot write " << what
+            << " to standard output: " << std::strerror(err != 0 ? err : EIO) << '\n';
+  return false;
+}
+
+/// Empty if `output` is none of `inputs`; otherwise the message that refuses it: writing it would
+/// replace an input with the output (`report T -o T`, also through another name of the same
+/// file: a link, ./T). Files are the same when their device and inode are.
+inline std::string output_names_an_input(const std::string& output,
+                                         const std::vector<std::string>& inputs) {
+  struct stat out_st {};
+  if (output.empty() || ::stat(output.c_str(), &out_st) != 0 || !S_ISREG(out_st.st_mode)) return {};
+  for (const std::string& input : inputs) {
+    struct stat in_st {};
+    if (::stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino)
+      return "cannot write " + output + ": it is the input " + input +
+             ", which the output would replace";
+  }
+  return {};
+}
 
 }  // namespace lowalloc::cli
 

@@ -110,11 +110,12 @@ int usage_error(const std::string& message) {
 }
 
 // Opens -o's FILE, if given (before the traces are read, which can take long); false: it cannot
-// be written, said on stderr.
-bool open_output(const std::string& output, output_file& out_file) {
+// be written, or it is one of the traces read, said on stderr.
+bool open_output(const std::string& output, const std::vector<std::string>& inputs,
+                 output_file& out_file) {
   if (output.empty()) return true;
-  std::string error;
-  if (out_file.open(output, error)) return true;
+  std::string error = output_names_an_input(output, inputs);
+  if (error.empty() && out_file.open(output, error)) return true;
   std::cerr << "lowalloc report: " << error << '\n';
   return false;
 }
@@ -122,10 +123,7 @@ bool open_output(const std::string& output, output_file& out_file) {
 // Flushes standard output, or replaces -o's FILE with what was written; false: the report could
 // not be written, said on stderr.
 bool finish_output(const std::string& output, output_file& out_file) {
-  if (output.empty()) {
-    std::cout.flush();
-    return static_cast<bool>(std::cout);
-  }
+  if (output.empty()) return flush_stdout("report", "the report");
   std::string error;
   if (out_file.commit(error)) return true;
   std::cerr << "lowalloc report: " << error << '\n';
@@ -138,7 +136,7 @@ int report_processes(const std::vector<std::string>& files, const report::format
   if (format.name != "text" && format.name != "json")
     return usage_error("--processes is for --format text or json, not " + std::string(format.name));
   output_file out_file;
-  if (!open_output(output, out_file)) return 2;
+  if (!open_output(output, files, out_file)) return 2;
   std::ostream& out = output.empty() ? std::cout : out_file.stream();
   std::vector<std::string> left_out;
   std::vector<process_row> rows =
@@ -269,7 +267,7 @@ int report_main(int argc, char** argv) {
 
   // An output that cannot be written is said before the trace is read, which can take long.
   output_file out_file;
-  if (!open_output(output, out_file)) return 2;
+  if (!open_output(output, files, out_file)) return 2;
   std::ostream& out = output.empty() ? std::cout : out_file.stream();
 
   analyze::analysis a;

@@ -153,11 +153,37 @@ std::string check_traceable(const std::string& path) {
          "(LD_PRELOAD) and cannot trace it; link it dynamically to trace it";
 }
 
+// `path` from the root; `path` itself when the working directory cannot be named. The working
+// directory may be longer than PATH_MAX: glibc's getcwd sizes the buffer itself.
 std::string absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
-  return std::string(cwd) + "/" + path;
+  char* cwd = getcwd(nullptr, 0);
+  if (cwd == nullptr) return path;
+  std::string out = std::string(cwd) + "/" + path;
+  std::free(cwd);
+  return out;
+}
+
+// The recorder keeps the trace's path in a buffer of 4096 bytes (src/trace/config.cpp's
+// base_path, sink.cpp's trace_path), and cuts a longer path without a word: the trace would go
+// to another file, perhaps one that exists. The processes the program starts write the path with
+// ".PID" or ".PID.N" after it (sink.cpp's derive_trace_path): a PID below Linux's PID_MAX_LIMIT
+// (2^22) has at most 7 digits, and N is below 1000.
+constexpr std::size_t recorder_path_buffer = 4096;
+constexpr std::size_t recorder_suffix = sizeof ".4194303.999" - 1;
+constexpr std::size_t longest_trace_path = recorder_path_buffer - 1 - recorder_suffix;
+
+// Empty if the recorder can hold `path` (and the names it derives from it) in full; otherwise
+// why not.
+std::string check_output_length(const std::string& path) {
+  const std::string full = absolute(path);
+  if (full.empty() || full[0] != '/')
+    return std::string("the working directory cannot be named: ") + std::strerror(errno);
+  if (full.size() <= longest_trace_path) return {};
+  return "its absolute path is " + std::to_string(full.size()) +
+         " bytes long, and the recorder takes at most " + std::to_string(longest_trace_path) +
+         " (with the .PID.N it adds for the other processes, " +
+         std::to_string(recorder_path_buffer - 1) + ")";
 }
 
 std::string base_name(const std::string& path) {
@@ -178,7 +204,11 @@ std::string check_output(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return "it is a directory";
-    if (S_ISFIFO(st.st_mode)) return {};  // opening it would wait for a reader
+    // The recorder's open of a FIFO waits for a reader, before PROGRAM's main: with none, the
+    // program hangs without a word. Nor could the recorder open it again at the place it stopped
+    // after the program closed its descriptor. Opening it here to see whether a reader is there
+    // would end that reader's input as we closed it again.
+    if (S_ISFIFO(st.st_mode)) return "it is a FIFO (named pipe): the trace must be a file";
     int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return std::strerror(errno);
     std::string why;
@@ -301,6 +331,19 @@ int run_main(int argc, char** argv) {
                    getcwd(cwd, sizeof cwd) != nullptr ? cwd : ".", why.c_str(), opt.program[0]);
       return exit_failure;
     }
+    // The same with the longest PID, for the path's length.
+    probe = "lowalloc." + base_name(program) + ".4194303.trace";
+    if (std::string too_long = check_output_length(probe); !too_long.empty()) {
+      std::fprintf(stderr,
+                   "lowalloc run: cannot write the trace lowalloc.%s.PID.trace in the working "
+                   "directory: %s; name a file with -o FILE (%s was not run)\n",
+                   base_name(program).c_str(), too_long.c_str(), opt.program[0]);
+      return exit_failure;
+    }
+  } else if (std::string too_long = check_output_length(opt.output); !too_long.empty()) {
+    std::fprintf(stderr, "lowalloc run: cannot write the trace to %s: %s (%s was not run)\n",
+                 opt.output.c_str(), too_long.c_str(), opt.program[0]);
+    return exit_failure;
   } else if (std::string why = check_output(opt.output); !why.empty()) {
     std::fprintf(stderr, "lowalloc run: cannot write the trace to %s: %s (%s was not run)\n",
                  opt.output.c_str(), why.c_str(), opt.program[0]);

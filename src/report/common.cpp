@@ -229,12 +229,39 @@ std::string counted(std::uint64_t n, std::string_view singular, std::string_view
   return out;
 }
 
+std::size_t utf8_length(std::string_view s, std::size_t at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + at;
+  const unsigned char c = *p;
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  }
+  if (len == 0 || s.size() - at < len) return 0;
+  for (std::size_t i = 1; i < len; ++i) {
+    const unsigned char cc = p[i];
+    if (i == 1 ? (cc < lo || cc > hi) : (cc < 0x80 || cc > 0xBF)) return 0;
+  }
+  return len;
+}
+
 std::string json_string(std::string_view s) {
   static const char hexdigits[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* begin = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* p = begin;
   const auto* end = p + s.size();
   while (p < end) {
     const unsigned char c = *p;
@@ -274,26 +301,8 @@ std::string json_string(std::string_view s) {
       continue;
     }
     // A well-formed UTF-8 sequence is copied; anything else becomes U+FFFD, one byte at a time.
-    std::size_t len = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;  // no surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    bool ok = len != 0 && static_cast<std::size_t>(end - p) >= len;
-    for (std::size_t i = 1; ok && i < len; ++i) {
-      const unsigned char cc = p[i];
-      ok = i == 1 ? (cc >= lo && cc <= hi) : (cc >= 0x80 && cc <= 0xBF);
-    }
-    if (ok) {
+    const std::size_t len = utf8_length(s, static_cast<std::size_t>(p - begin));
+    if (len != 0) {
       out.append(reinterpret_cast<const char*>(p), len);
       p += len;
     } else {

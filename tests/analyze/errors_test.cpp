@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -70,6 +76,38 @@ TEST(Errors, NotATrace) {
   } catch (const trace_error& e) {
     EXPECT_TRUE(contains(std::string(e.what()), "cannot open"));
   }
+}
+
+// A stream that is not a trace (a pipe, /dev/zero) is refused once its first 8 bytes are in,
+// not read to its end first: an endless one would fill memory.
+TEST(Errors, AnEndlessStreamThatIsNotATraceIsRefusedAtItsStart) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0) << std::strerror(errno);
+  signal(SIGPIPE, SIG_IGN);
+  // `yes`, for at most 16 MiB: the writer stops at EPIPE when the reader is gone.
+  constexpr std::size_t at_most = std::size_t{16} << 20;
+  std::size_t written = 0;
+  std::thread writer([&] {
+    const std::string chunk(4096, 'y');
+    while (written < at_most) {
+      const ssize_t n = write(fds[1], chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      written += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+  });
+  std::string error;
+  try {
+    (void)lowalloc::analyze::analyze_file("/dev/fd/" + std::to_string(fds[0]));
+    ADD_FAILURE() << "no trace_error";
+  } catch (const trace_error& e) {
+    error = e.what();
+  }
+  close(fds[0]);
+  writer.join();
+  EXPECT_TRUE(contains(error, "not a lowalloc trace file"));
+  EXPECT_LT(written, at_most) << "the whole stream was read before its start was looked at";
 }
 
 TEST(Errors, UnknownVersion) {

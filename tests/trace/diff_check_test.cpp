@@ -9,9 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,6 +66,23 @@ class diff_check_test : public ::testing::Test {
   command_result lowalloc(std::vector<std::string> args) {
     args.insert(args.begin(), cli);
     return run_command(args, dir_);
+  }
+
+  // `lowalloc ARGS... >/dev/full` (with REDIRECT: another redirection of standard output).
+  command_result lowalloc_to(const std::string& redirect, std::vector<std::string> args) {
+    args.insert(args.begin(), {"/bin/sh", "-c", "exec \"$0\" \"$@\" " + redirect, cli});
+    return run_command(args, dir_);
+  }
+
+  // `lowalloc run -q -o DIR/NAME -- PROGRAM ARGS...`, which is to exit with `status`; the trace.
+  std::string run_program(const std::string& name, const std::vector<std::string>& args,
+                          int status) {
+    const std::string file = (dir_ / name).string();
+    std::vector<std::string> command = {cli, "run", "-q", "-o", file, "--"};
+    command.insert(command.end(), args.begin(), args.end());
+    const command_result r = run_command(command, dir_);
+    EXPECT_EQ(r.status, status) << r.err;
+    return file;
   }
 
   static analyze::analysis read(const std::string& file) {
@@ -367,6 +390,243 @@ TEST_F(diff_check_test, check_writes_junit) {
   EXPECT_EQ(
       lowalloc({"check", file, "--max-allocations", "1", "--junit", "/nonexistent/x.xml"}).status,
       2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A trace that misses the end of its process: `check` fails with status 2 (unless
+// --allow-incomplete), `diff` and `advise` warn and go on.
+
+// The first `blocks` blocks of `trace` (a file cut at a block boundary, as a full disk leaves
+// it): the 16-byte file header, then blocks of a 16-byte header whose bytes 4..7 are the size of
+// the payload after it.
+std::string cut_after_blocks(const std::string& trace, int blocks) {
+  const std::string bytes = read_text(trace);
+  std::size_t offset = 16;
+  for (int i = 0; i < blocks; ++i) {
+    if (offset + 16 > bytes.size()) {
+      ADD_FAILURE() << trace << " has fewer than " << blocks << " blocks";
+      return {};
+    }
+    std::uint32_t size = 0;
+    for (int b = 3; b >= 0; --b)
+      size = size << 8 | static_cast<unsigned char>(bytes[offset + 4 + static_cast<unsigned>(b)]);
+    offset += 16 + size;
+  }
+  EXPECT_LT(offset, bytes.size()) << "the cut leaves the whole file";
+  const std::string cut = trace + ".cut";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, offset);
+  return cut;
+}
+
+TEST_F(diff_check_test, check_fails_on_a_trace_whose_process_did_not_finish) {
+  const std::string killed =
+      run_program("killed.trace", {program("self_kill"), "400000"}, 128 + SIGKILL);
+  const std::string whole = run_program("whole.trace", {program("malloc_loop"), "400000"}, 0);
+  const std::string cut = cut_after_blocks(whole, 1);
+  const std::string xml = (dir_ / "check.xml").string();
+  for (const std::string& t : {killed, cut}) {
+    SCOPED_TRACE(t);
+    command_result r = lowalloc({"check", t, "--max-allocations", "1G", "--junit", xml});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err, "lowalloc check: " + t +
+                         ": the trace is incomplete: the process did not finish (killed, or the "
+                         "file was cut short): it has no end, and the events after its last "
+                         "block are missing (--allow-incomplete checks the events it holds)\n");
+    EXPECT_TRUE(contains(read_text(xml), "errors=\"1\"")) << read_text(xml);
+    // As the baseline too.
+    r = lowalloc({"check", whole, "--baseline", t, "--max-increase", "1000000%"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, t + ": the trace is incomplete: ")) << r.err;
+    // Accepted when asked for, with a warning.
+    r = lowalloc({"check", t, "--max-allocations", "1G", "--allow-incomplete"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc check: " + t +
+                                    ": warning: the trace is incomplete: the process did not "
+                                    "finish"))
+        << r.err;
+    r = lowalloc({"check", t, "--max-allocations", "1", "--allow-incomplete"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    // diff and advise say it and go on.
+    r = lowalloc({"diff", "--no-symbols", t, whole});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc diff: " + t + ": warning: the trace is incomplete: "))
+        << r.err;
+    EXPECT_FALSE(contains(r.err, whole + ": warning")) << r.err;
+    r = lowalloc({"advise", "--no-measure", t});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc advise: " + t + ": warning: the trace is incomplete: "))
+        << r.err;
+  }
+  // The whole trace passes without a word.
+  command_result r = lowalloc({"check", "-q", whole, "--max-allocations", "1G"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(diff_check_test, check_passes_a_trace_whose_program_a_signal_ended_with_every_event) {
+  // SIGTERM: the recorder writes every thread's events, a CRASH record marked ended, and END.
+  const std::string ended =
+      run_program("ended.trace", {program("crash"), "1000", "term"}, 128 + SIGTERM);
+  const command_result r = lowalloc({"check", ended, "--no-symbols", "--max-allocations", "1G"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "incomplete")) << r.err;
+  const command_result d = lowalloc({"diff", "--no-symbols", ended, ended});
+  EXPECT_EQ(d.status, 0) << d.err;
+  EXPECT_FALSE(contains(d.err, "incomplete")) << d.err;
+}
+
+TEST_F(diff_check_test, check_takes_a_max_increase_in_range_and_computes_it_without_overflow) {
+  const std::string base = trace("diff_program", {"100"});
+  const std::string grown = trace("diff_program", {"110"});
+  // Any increase up to 10,000 times passes a 10 % growth: the allowed figures are not cut down
+  // to a small number by an overflow.
+  for (const char* p : {"20%", "1000%", "1000000%", "1000000", "12.5%"}) {
+    const command_result r =
+        lowalloc({"check", "-q", grown, "--baseline", base, "--max-increase", p});
+    EXPECT_EQ(r.status, 0) << p << ": " << r.err;
+  }
+  for (const char* p : {"1e17%", "99999999999999999999%", "1e400", "inf", "nan", "0x10", "1000001%",
+                        "-5%", "5.%", "%", "5%%", "1,5%"}) {
+    const command_result r =
+        lowalloc({"check", "-q", grown, "--baseline", base, "--max-increase", p});
+    EXPECT_EQ(r.status, 2) << p << ": " << r.err;
+    EXPECT_TRUE(contains(r.err,
+                         "lowalloc check: --max-increase needs a percentage from 0 to "
+                         "1000000%, not '" +
+                             std::string(p) + "'\n"))
+        << r.err;
+  }
+}
+
+TEST_F(diff_check_test, check_refuses_a_site_with_no_limit_after_it) {
+  const std::string file = trace("diff_program", {"10"});
+  command_result r = lowalloc(
+      {"check", file, "--site", "no_such_function", "--site", "main", "--max-allocations", "5000"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc check: --site no_such_function has no limit after it\n"))
+      << r.err;
+  // Each --site with limits of its own.
+  r = lowalloc({"check", "-q", file, "--site", "no_such_function", "--max-allocations", "0",
+                "--site", "main", "--max-allocations", "5000"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST_F(diff_check_test, an_output_that_is_an_input_is_refused) {
+  const std::string file = trace("diff_program", {"10"});
+  const std::string before = read_text(file);
+  fs::create_symlink(file, dir_ / "link.trace");
+  const std::string link = (dir_ / "link.trace").string();
+  const std::string dotted = (dir_ / "." / fs::path(file).filename()).string();
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", file, "-o", file},
+      {"report", link, "--format", "json", "-o", dotted},
+      {"report", file, "--output=" + link},
+      {"report", "--processes", file, "-o", file},
+      {"check", file, "--max-allocations", "1G", "--junit", link},
+      {"check", file, "--baseline", file, "--max-increase", "5%", "--junit", dotted},
+  };
+  for (const std::vector<std::string>& c : commands) {
+    SCOPED_TRACE(c[0] + " " + c[1] + " ... " + c.back());
+    const command_result r = lowalloc(c);
+    EXPECT_EQ(r.status, 2) << r.err;
+    const std::string& output = c.back().rfind("--output=", 0) == 0 ? link : c.back();
+    EXPECT_TRUE(
+        contains(r.err, "lowalloc " + c[0] + ": cannot write " + output + ": it is the input "))
+        << r.err;
+    EXPECT_EQ(read_text(file), before) << "the trace was replaced";
+  }
+  EXPECT_EQ(lowalloc({"report", file}).status, 0);
+}
+
+TEST_F(diff_check_test, check_writes_junit_whole_or_not_at_all) {
+  const std::string file = trace("diff_program", {"10"});
+  // A directory that cannot exist: its parent is a file.
+  std::ofstream(dir_ / "plain") << "a file\n";
+  const std::string in_file = (dir_ / "plain" / "j.xml").string();
+  command_result r = lowalloc({"check", "-q", file, "--max-allocations", "1G", "--junit", in_file});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err,
+            "lowalloc check: cannot write " + in_file + ": " + std::strerror(ENOTDIR) + "\n");
+
+  // A write that fails half way (a file size limit: EFBIG, as ENOSPC on a full disk) leaves the
+  // report that was there, and no temporary file.
+  const std::string xml = (dir_ / "j.xml").string();
+  std::ofstream(xml) << "the previous report\n";
+  std::vector<std::string> args = {"check", "-q", file};
+  for (int i = 1; i <= 200; ++i) {
+    args.push_back("--max-allocations");
+    args.push_back(std::to_string(i * 1000));
+  }
+  args.push_back("--junit");
+  args.push_back(xml);
+  struct rlimit old_limit {};
+  getrlimit(RLIMIT_FSIZE, &old_limit);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  const sighandler_t old_xfsz = signal(SIGXFSZ, SIG_IGN);  // inherited: a write fails instead
+  setrlimit(RLIMIT_FSIZE, &small);
+  r = lowalloc(args);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  signal(SIGXFSZ, old_xfsz);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, "lowalloc check: cannot write " + xml + ": " + std::strerror(EFBIG) + "\n");
+  EXPECT_EQ(read_text(xml), "the previous report\n");
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find("j.xml.tmp"), std::string::npos) << e.path();
+}
+
+TEST_F(diff_check_test, junit_of_a_trace_path_that_is_not_utf8_is_valid_xml) {
+  const std::string file = trace("diff_program", {"10"});
+  const std::string odd = (dir_ / "t\xfe\xc3.trace").string();
+  fs::copy_file(file, odd);
+  const std::string xml = (dir_ / "j.xml").string();
+  const command_result r = lowalloc({"check", "-q", odd, "--max-allocations", "1", "--junit", xml});
+  EXPECT_EQ(r.status, 1) << r.err;
+  const std::string text = read_text(xml);
+  EXPECT_TRUE(contains(text, "t\xEF\xBF\xBD\xEF\xBF\xBD.trace")) << text;
+  EXPECT_FALSE(contains(text, "\xfe")) << text;
+  // The well-formed sequences stay: U+00E9 and U+20AC.
+  const std::string accented = (dir_ / "\xC3\xA9\xE2\x82\xAC.trace").string();
+  fs::copy_file(file, accented);
+  ASSERT_EQ(lowalloc({"check", "-q", accented, "--max-allocations", "1", "--junit", xml}).status,
+            1);
+  EXPECT_TRUE(contains(read_text(xml), "\xC3\xA9\xE2\x82\xAC.trace")) << read_text(xml);
+}
+
+TEST_F(diff_check_test, a_standard_output_that_cannot_be_written_is_said) {
+  const std::string file = trace("diff_program", {"10"});
+  const std::string full = std::strerror(ENOSPC);
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"report", "--no-symbols", file}, "lowalloc report: cannot write the report"},
+      {{"report", "--no-symbols", "--processes", file}, "lowalloc report: cannot write the report"},
+      {{"advise", "--no-measure", file}, "lowalloc advise: cannot write the advice"},
+      {{"diff", "--no-symbols", file, file}, "lowalloc diff: cannot write the diff"},
+      {{"check", "--no-symbols", file, "--max-allocations", "1G"},
+       "lowalloc check: cannot write the results"},
+      {{"--version"}, "lowalloc: cannot write the version"},
+      {{"help"}, "lowalloc help: cannot write the help"},
+      {{"help", "check"}, "lowalloc help: cannot write the help"},
+      {{"report", "--help"}, "lowalloc report: cannot write the output"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    command_result r = lowalloc_to(">/dev/full", c.args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, c.message + " to standard output: " + full + "\n")) << r.err;
+    r = lowalloc_to(">&-", c.args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, c.message + " to standard output: " + std::strerror(EBADF) + "\n"))
+        << r.err;
+  }
+  // A reader that went away is no news: nothing is said (SIGPIPE ignored, so the write fails
+  // with EPIPE instead of ending the command).
+  const command_result r = run_command(
+      {"/bin/sh", "-c", "trap '' PIPE; \"$0\" report --format json \"$1\" | true", cli, file},
+      dir_);
+  EXPECT_FALSE(contains(r.err, "cannot write")) << r.err;
 }
 
 }  // namespace

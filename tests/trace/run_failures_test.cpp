@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ namespace analyze = lowalloc::analyze;
 using lowalloc::test::command_result;
 using lowalloc::test::contains;
 using lowalloc::test::program;
+using lowalloc::test::read_text;
 using lowalloc::test::run_command;
 
 const std::string lowalloc_cli = LOWALLOC_TEST_CLI;
@@ -142,6 +144,89 @@ TEST_F(run_failures, an_unwritable_output_is_refused_before_the_program_starts) 
     EXPECT_FALSE(fs::exists(dir_ / "marker")) << "the program ran";
   }
   EXPECT_FALSE(ro_reason.empty()) << "no read-only directory could be made here";
+}
+
+// The recorder holds the trace's path in 4096 bytes, and cuts a longer one: the trace would go to
+// another file (here one that exists, which it would replace). A path that does not fit with the
+// longest ".PID.N" the recorder adds for other processes (12 bytes) is refused.
+TEST_F(run_failures, an_output_path_longer_than_the_recorder_holds_is_refused) {
+  // A working directory of about 3,900 bytes, made a component at a time (a path given to mkdir
+  // or chdir at once may be no longer than PATH_MAX), which leaves room for a file name of less
+  // than NAME_MAX (255) bytes up to the limit.
+  const std::string component(100, 'd');
+  std::string deep = dir_.string();
+  const int old_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(old_cwd, 0);
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  while (deep.size() + 1 + component.size() <= 3950) {
+    ASSERT_EQ(mkdir(component.c_str(), 0755), 0) << std::strerror(errno);
+    ASSERT_EQ(chdir(component.c_str()), 0) << std::strerror(errno);
+    deep += "/" + component;
+  }
+  const std::string marker = (dir_ / "marker").string();
+  // A name whose absolute path is 4,083 bytes long is taken; one byte more is not.
+  const std::size_t room = 4083 - deep.size() - 1;
+  const std::string fits(room, 'f');
+  const std::string too_long(room + 1, 'v');
+  const command_result accepted =
+      run_command({lowalloc_cli, "run", "-q", "-o", fits, "--", "touch", marker}, ".");
+  const bool fits_written = fs::exists(fits);
+  const command_result refused =
+      run_command({lowalloc_cli, "run", "-q", "-o", too_long, "--", "touch", marker}, ".");
+  // Over 4,095 bytes, the recorder would cut the path: here to the name of a file that exists,
+  // which it would replace.
+  const std::string longer(room + 17, 'w');
+  const std::string victim = longer.substr(0, room + 12);
+  std::ofstream(victim) << "precious data\n";
+  const command_result refused_longer =
+      run_command({lowalloc_cli, "run", "-q", "-o", longer, "--", "touch", marker}, ".");
+  const std::string victim_text = read_text(victim);
+  // The default name in the working directory, lowalloc.true.PID.trace: 27 bytes with a PID of 7
+  // digits.
+  const std::string deeper(4084 - 27 - 1 - deep.size() - 1, 'e');
+  ASSERT_EQ(mkdir(deeper.c_str(), 0755), 0) << std::strerror(errno);
+  ASSERT_EQ(chdir(deeper.c_str()), 0) << std::strerror(errno);
+  const command_result default_name = run_command({lowalloc_cli, "run", "--", "true"}, ".");
+  ASSERT_EQ(fchdir(old_cwd), 0);
+  close(old_cwd);
+
+  EXPECT_EQ(accepted.status, 0) << accepted.err;
+  EXPECT_TRUE(fits_written);
+  const auto refusal = [](const std::string& path, std::size_t length) {
+    return "lowalloc run: cannot write the trace to " + path + ": its absolute path is " +
+           std::to_string(length) +
+           " bytes long, and the recorder takes at most 4083 (with the .PID.N it adds for the "
+           "other processes, 4095) (touch was not run)\n";
+  };
+  EXPECT_EQ(refused.status, 125) << refused.err;
+  EXPECT_EQ(refused.err, refusal(too_long, 4084));
+  EXPECT_EQ(refused_longer.status, 125) << refused_longer.err;
+  EXPECT_EQ(refused_longer.err, refusal(longer, 4100));
+  EXPECT_EQ(victim_text, "precious data\n");
+  EXPECT_EQ(default_name.status, 125) << default_name.err;
+  EXPECT_EQ(default_name.err,
+            "lowalloc run: cannot write the trace lowalloc.true.PID.trace in the working "
+            "directory: its absolute path is 4084 bytes long, and the recorder takes at most 4083 "
+            "(with the .PID.N it adds for the other processes, 4095); name a file with -o FILE "
+            "(true was not run)\n");
+}
+
+// A FIFO: the recorder's open would wait for a reader before the program's main, hanging it
+// without a word when there is none.
+TEST_F(run_failures, a_fifo_is_refused_as_the_output) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  const command_result r =
+      run_command({"/usr/bin/timeout", "-k", "5", "30", lowalloc_cli, "run", "-q", "-o", fifo, "--",
+                   "touch", (dir_ / "marker").string()},
+                  dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_EQ(r.err,
+            "lowalloc run: cannot write the trace to " + fifo +
+                ": it is a FIFO (named pipe): the trace must be a file (touch was not run)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "marker")) << "the program ran";
+  // /dev/null, a character device, is still taken: the trace is thrown away.
+  EXPECT_EQ(run_touch("/dev/null").status, 0);
 }
 
 TEST_F(run_failures, a_read_only_working_directory_is_refused_for_the_default_name) {
