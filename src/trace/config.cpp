@@ -2,6 +2,7 @@
 #include "trace/config.hpp"
 
 #include "trace/launch_env.hpp"
+#include "trace/os.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -98,6 +99,12 @@ void save_argv_from_proc() {
 bool read_config() {
   const char* file = env_get(launch_env::file);
   if (file == nullptr || file[0] == 0) return false;
+  // Cut, the path could name another file, which the trace would replace.
+  if (std::strlen(file) >= sizeof base_path) {
+    say("the trace's path is longer than the recorder holds (4,095 bytes); the program runs on "
+        "untraced");
+    return false;
+  }
   std::snprintf(base_path, sizeof base_path, "%s", file);
   const char* m = env_get(launch_env::manifest);
   std::snprintf(manifest_path, sizeof manifest_path, "%s", m != nullptr ? m : "");

@@ -40,6 +40,7 @@ ZSTD_CCtx* cctx = nullptr;
 unsigned char* compress_buffer = nullptr;
 std::size_t compress_capacity = 0;
 char trace_path[4096];
+bool path_too_long = false;  // trace_path is cut: no file is opened
 
 // The last block written of up to prefix_slots streams, or its end. A stream's next block is
 // compressed with it as a zstd prefix: a program's blocks repeat one another (the same stacks,
@@ -301,17 +302,24 @@ void manifest(const char* kind, const char* text) {
 
 void derive_trace_path(const char* base) {
   char candidate[sizeof trace_path];
+  int n = 0;
   for (int k = 0; k < 1000; ++k) {
     if (k == 0)
-      std::snprintf(candidate, sizeof candidate, "%s.%d", base, static_cast<int>(getpid()));
+      n = std::snprintf(candidate, sizeof candidate, "%s.%d", base, static_cast<int>(getpid()));
     else
-      std::snprintf(candidate, sizeof candidate, "%s.%d.%d", base, static_cast<int>(getpid()), k);
+      n = std::snprintf(candidate, sizeof candidate, "%s.%d.%d", base, static_cast<int>(getpid()),
+                        k);
     if (access(candidate, F_OK) != 0) break;
   }
   std::memcpy(trace_path, candidate, sizeof trace_path);
+  // Cut, the path could name another file, which the trace would replace: open_trace_file refuses.
+  path_too_long = n < 0 || static_cast<std::size_t>(n) >= sizeof trace_path;
 }
 
-void set_trace_path(const char* path) { std::snprintf(trace_path, sizeof trace_path, "%s", path); }
+void set_trace_path(const char* path) {
+  const int n = std::snprintf(trace_path, sizeof trace_path, "%s", path);
+  path_too_long = n < 0 || static_cast<std::size_t>(n) >= sizeof trace_path;
+}
 
 bool start_compressor() {
   cctx = ZSTD_createCCtx();
@@ -344,6 +352,16 @@ bool start_compressor() {
 
 // Called with file_mutex held (or before threads).
 bool open_trace_file() {
+  if (path_too_long) {  // (not named: the message would be cut before its reason)
+    trace_fd = -1;
+    tracing.store(false, std::memory_order_relaxed);
+    const char* why =
+        "cannot write the trace: its path, with the .PID the recorder adds for this process, is "
+        "longer than 4,095 bytes; the program runs on untraced";
+    say(why);
+    manifest("error", why);
+    return false;
+  }
   int fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {

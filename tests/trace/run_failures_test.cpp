@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,52 @@ TEST_F(run_failures, an_output_path_longer_than_the_recorder_holds_is_refused) {
             "directory: its absolute path is 4084 bytes long, and the recorder takes at most 4083 "
             "(with the .PID.N it adds for the other processes, 4095); name a file with -o FILE "
             "(true was not run)\n");
+}
+
+// The recorder loaded without `lowalloc run` (which refuses such paths first): a path it would cut
+// could name another file, which the trace would replace. A path longer than its 4,095 bytes is
+// refused at the start; one that fits, but not with the .PID added for the process, when the file
+// is to be opened. The program runs on untraced, its status unchanged, and no file is written.
+TEST_F(run_failures, the_recorder_refuses_a_trace_path_it_would_cut) {
+  const std::string library =
+      (fs::path(lowalloc_cli).parent_path().parent_path() / "lib" / "liblowalloc_trace.so")
+          .string();
+  ASSERT_TRUE(fs::exists(library)) << library;
+  // dir_/././.../NAME of exactly `length` bytes: "./" steps, and a name of 1 or 2 letters + .trace.
+  const auto path_of = [&](std::size_t length) {
+    std::string p = dir_.string() + "/";
+    const std::size_t name = length - p.size() - 6;
+    const std::size_t letters = 2 - name % 2;
+    for (std::size_t i = 0; i < (name - letters) / 2; ++i) p += "./";
+    return p + std::string(letters, 't') + ".trace";
+  };
+  for (const std::size_t length : {std::size_t{4094}, std::size_t{4100}}) {
+    SCOPED_TRACE(length);
+    const std::string base = path_of(length);
+    ASSERT_EQ(base.size(), length);
+    // What the path would be cut to: the base and a dot, or the base's first 4,095 bytes.
+    const std::string victim = (base + ".").substr(0, 4095);
+    std::ofstream(victim) << "precious data\n";
+    const auto files = [&] {
+      std::set<std::string> names;
+      for (const fs::directory_entry& e : fs::directory_iterator(dir_))
+        if (e.path().filename().string().compare(0, 7, "stdout.") != 0 &&
+            e.path().filename().string().compare(0, 7, "stderr.") != 0)
+          names.insert(e.path().filename().string());
+      return names;
+    };
+    const std::set<std::string> before = files();
+    const command_result run =
+        run_command({"/usr/bin/env", "LD_PRELOAD=" + library, "LOWALLOC_TRACE_FILE=" + base,
+                     "/bin/sh", "-c", "exit 7"},
+                    dir_);
+    EXPECT_EQ(run.status, 7) << run.err;
+    EXPECT_NE(run.err.find("4,095 bytes"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("the program runs on untraced"), std::string::npos) << run.err;
+    EXPECT_EQ(read_text(victim), "precious data\n");
+    EXPECT_EQ(files(), before) << "no file written";
+    fs::remove(victim);
+  }
 }
 
 // A FIFO: the recorder's open would wait for a reader before the program's main, hanging it
