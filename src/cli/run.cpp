@@ -350,10 +350,25 @@ int run_main(int argc, char** argv) {
     return exit_failure;
   }
 
-  char manifest[] = "/tmp/lowalloc-manifest-XXXXXX";
+  // The recorders' manifest: what each process wrote, and how it ended. In TMPDIR (else /tmp). A
+  // first line is written now, so that a full file system is said before PROGRAM runs: the
+  // recorder cannot say it when its lines do not get there, and the run's status would be a guess.
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string manifest_dir = tmpdir != nullptr && tmpdir[0] == '/' ? tmpdir : "/tmp";
+  std::string manifest_name = manifest_dir + "/lowalloc-manifest-XXXXXX";
+  char* manifest = manifest_name.data();
+  errno = 0;
   int manifest_fd = mkstemp(manifest);
-  if (manifest_fd < 0) {
-    std::fprintf(stderr, "lowalloc run: cannot create a file in /tmp: %s\n", std::strerror(errno));
+  static const char manifest_header[] = "manifest lowalloc run\n";
+  if (manifest_fd < 0 || write(manifest_fd, manifest_header, sizeof manifest_header - 1) !=
+                             static_cast<ssize_t>(sizeof manifest_header - 1)) {
+    const int error = errno;
+    if (manifest_fd >= 0) {
+      close(manifest_fd);
+      unlink(manifest);
+    }
+    std::fprintf(stderr, "lowalloc run: cannot write a file in %s: %s (%s was not run)\n",
+                 manifest_dir.c_str(), std::strerror(error != 0 ? error : EIO), opt.program[0]);
     return exit_failure;
   }
   close(manifest_fd);

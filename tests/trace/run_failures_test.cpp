@@ -212,6 +212,32 @@ TEST_F(run_failures, an_output_path_longer_than_the_recorder_holds_is_refused) {
             "(true was not run)\n");
 }
 
+// The recorders' manifest, which tells lowalloc run how each process ended, goes to TMPDIR (else
+// /tmp), and a place where it cannot be written is said before the program runs: the recorders'
+// lines would not get there, and the run's status would be a guess.
+TEST_F(run_failures, a_manifest_that_cannot_be_written_is_said_before_the_program_runs) {
+  const fs::path not_a_directory = dir_ / "plain";
+  std::ofstream(not_a_directory) << "a file\n";
+  const std::string marker = (dir_ / "marker").string();
+  const command_result refused =
+      run_command({"/usr/bin/env", "TMPDIR=" + not_a_directory.string(), lowalloc_cli, "run", "-q",
+                   "-o", (dir_ / "x.trace").string(), "--", "touch", marker},
+                  dir_);
+  EXPECT_EQ(refused.status, 125) << refused.err;
+  EXPECT_EQ(refused.err, "lowalloc run: cannot write a file in " + not_a_directory.string() +
+                             ": Not a directory (touch was not run)\n");
+  EXPECT_FALSE(fs::exists(marker));
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directory(tmp);
+  const command_result run =
+      run_command({"/usr/bin/env", "TMPDIR=" + tmp.string(), lowalloc_cli, "run", "-q", "-o",
+                   (dir_ / "x.trace").string(), "--", "touch", marker},
+                  dir_);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the manifest is removed";
+}
+
 // The recorder loaded without `lowalloc run` (which refuses such paths first): a path it would cut
 // could name another file, which the trace would replace. A path longer than its 4,095 bytes is
 // refused at the start; one that fits, but not with the .PID added for the process, when the file
