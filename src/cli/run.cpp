@@ -307,11 +307,17 @@ int run_main(int argc, char** argv) {
   const bool script = is_script(program);
   std::string library = find_trace_library();
   if (library.empty()) {
-    std::fprintf(stderr,
-                 "lowalloc run: cannot find liblowalloc_trace.so (looked in %s/%s and "
-                 "%s/../lib/; set LOWALLOC_TRACE_LIBRARY to its path)\n",
-                 self_directory().c_str(), LOWALLOC_TRACE_LIBRARY_RELATIVE,
-                 self_directory().c_str());
+    if (const char* env = std::getenv("LOWALLOC_TRACE_LIBRARY"); env != nullptr && *env != 0)
+      std::fprintf(stderr,
+                   "lowalloc run: LOWALLOC_TRACE_LIBRARY names %s, which is not a file (%s was "
+                   "not run)\n",
+                   env, opt.program[0]);
+    else
+      std::fprintf(stderr,
+                   "lowalloc run: cannot find liblowalloc_trace.so (looked in %s/%s and "
+                   "%s/../lib/; set LOWALLOC_TRACE_LIBRARY to its path)\n",
+                   self_directory().c_str(), LOWALLOC_TRACE_LIBRARY_RELATIVE,
+                   self_directory().c_str());
     return exit_failure;
   }
 

@@ -692,6 +692,17 @@ TEST_F(run_failures, a_program_killed_without_a_crash_handler_has_its_last_block
                        output + ")\n");
 }
 
+TEST_F(run_failures, a_recorder_path_that_is_not_a_file_is_named) {
+  // Not "looked in bin/../lib/...": only the variable's value was tried.
+  const std::string missing = (dir_ / "no-such-recorder.so").string();
+  const command_result r = run_command({"/usr/bin/env", "LOWALLOC_TRACE_LIBRARY=" + missing,
+                                        lowalloc_cli, "run", "-q", "-o", trace("x"), "--", "true"},
+                                       dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_EQ(r.err, "lowalloc run: LOWALLOC_TRACE_LIBRARY names " + missing +
+                       ", which is not a file (true was not run)\n");
+}
+
 TEST_F(run_failures, a_program_killed_without_a_trace_says_there_is_none) {
   // A library that is not the recorder: nothing writes a trace.
   setenv("LOWALLOC_TRACE_LIBRARY", not_a_recorder.c_str(), 1);
