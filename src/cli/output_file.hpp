@@ -14,7 +14,9 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,6 +25,59 @@
 #include <vector>
 
 namespace lowalloc::cli {
+
+namespace output_detail {
+
+// The temporary files being written, for a signal that ends the command (Ctrl-C, SIGTERM): its
+// handler removes them, then ends the process by the signal as before. A slot's path is written
+// before its flag is set, and the flag cleared before the path changes.
+constexpr int slots = 4;
+constexpr std::size_t path_bytes = 4200;
+inline volatile std::sig_atomic_t slot_used[slots];
+inline char slot_path[slots][path_bytes];
+inline constexpr int signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+inline void remove_temporaries(int sig) {
+  for (int i = 0; i < slots; ++i)
+    if (slot_used[i] != 0) ::unlink(slot_path[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Slot of `path`, or -1 when none is free (then a signal leaves the file, as before).
+inline int add_temporary(const std::string& path) {
+  static bool handlers = false;
+  if (!handlers) {
+    handlers = true;
+    for (const int sig : signals) {
+      struct sigaction old {};
+      // A signal the command was started with ignored (a background job's SIGINT) stays so.
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+        struct sigaction act {};
+        act.sa_handler = remove_temporaries;
+        sigemptyset(&act.sa_mask);
+        for (const int other : signals) sigaddset(&act.sa_mask, other);
+        ::sigaction(sig, &act, nullptr);
+      }
+    }
+  }
+  if (path.size() >= path_bytes) return -1;
+  for (int i = 0; i < slots; ++i) {
+    if (slot_used[i] != 0) continue;
+    std::memcpy(slot_path[i], path.c_str(), path.size() + 1);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    slot_used[i] = 1;
+    return i;
+  }
+  return -1;
+}
+
+inline void drop_temporary(int slot) {
+  if (slot >= 0) slot_used[slot] = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+}  // namespace output_detail
 
 class output_file {
  public:
@@ -50,6 +105,7 @@ class output_file {
       return false;
     }
     temporary_ = !special;
+    if (temporary_) slot_ = output_detail::add_temporary(target_);
     return true;
   }
 
@@ -75,6 +131,8 @@ class output_file {
       discard();
       return false;
     }
+    output_detail::drop_temporary(slot_);
+    slot_ = -1;
     temporary_ = false;
     target_.clear();
     return true;
@@ -84,11 +142,14 @@ class output_file {
   void discard() noexcept {
     if (out_.is_open()) out_.close();
     if (temporary_ && !target_.empty()) std::remove(target_.c_str());
+    output_detail::drop_temporary(slot_);
+    slot_ = -1;
     temporary_ = false;
     target_.clear();
   }
 
   std::string path_;
+  int slot_ = -1;       // in output_detail's list of temporaries
   std::string target_;  // the file being written
   bool temporary_ = false;
   std::ofstream out_;

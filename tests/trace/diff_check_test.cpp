@@ -11,6 +11,9 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -536,6 +539,35 @@ TEST_F(diff_check_test, an_output_that_is_an_input_is_refused) {
     EXPECT_EQ(read_text(file), before) << "the trace was replaced";
   }
   EXPECT_EQ(lowalloc({"report", file}).status, 0);
+}
+
+TEST_F(diff_check_test, a_report_ended_by_a_signal_leaves_no_temporary_file) {
+  // `report -o` writes next to its output and renames at the end: Ctrl-C or SIGTERM in between
+  // left FILE.tmp.PID behind. The report waits here on its input, a FIFO no one writes, after it
+  // made its temporary file.
+  const fs::path fifo = dir_ / "in.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const fs::path out = dir_ / "out.txt";
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      signal(SIGINT, SIG_DFL);  // (a test run in the background starts with it ignored)
+      execl(cli.c_str(), "lowalloc", "report", fifo.c_str(), "-o", out.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const fs::path temporary = dir_ / ("out.txt.tmp." + std::to_string(pid));
+    for (int i = 0; i < 1000 && !fs::exists(temporary); ++i) usleep(10000);
+    EXPECT_TRUE(fs::exists(temporary));
+    kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    EXPECT_FALSE(fs::exists(temporary));
+    EXPECT_FALSE(fs::exists(out));
+  }
 }
 
 TEST_F(diff_check_test, check_writes_junit_whole_or_not_at_all) {
