@@ -633,6 +633,11 @@ struct decode_visitor {
   void operator()(const fmt::alloc_record& r) {
     m.tick(s, r.dt);
     s.alloc_kind = static_cast<std::uint8_t>(r.kind);
+    // No address space holds more (x86-64 and AArch64 with 5-level tables: 2^57 bytes): a larger
+    // size is damage, and would make the sums of sizes wrap.
+    if (r.size > (std::uint64_t{1} << 57))
+      throw payload_error("an allocation of " + std::to_string(r.size) +
+                          " bytes, more than an address space holds");
     s.size = r.size;
     s.slot = s.ordinal++;
     if (r.stack == 0) {

@@ -128,6 +128,11 @@ std::string frame_text(const frame& f) {
     text = where.empty() ? hex(f.address) : where;
   else
     text = where.empty() ? readable(f.function) : readable(f.function) + " (" + where + ")";
+  return terminal_text(text);
+}
+
+std::string terminal_text(std::string_view s) {
+  std::string text(s);
   for (char& c : text)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';  // keep the terminal sane
   return text;

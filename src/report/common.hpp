@@ -70,6 +70,10 @@ std::string flame_frame_name(const frame& f, bool line);
 /// replaced.
 std::string frame_text(const frame& f);
 
+/// `s` with its control characters replaced by '?', as frame_text() does: a trace's own strings
+/// (the command line, the executable's path) on a terminal, which would act on an escape.
+std::string terminal_text(std::string_view s);
+
 /// The length of the well-formed UTF-8 sequence at s[at] (1 for an ASCII byte), 0 if the bytes
 /// there are not one (a stray byte, an overlong form, a surrogate, a sequence cut short).
 std::size_t utf8_length(std::string_view s, std::size_t at);

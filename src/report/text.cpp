@@ -229,13 +229,14 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     if (p.ppid != 0) out << " (parent " << p.ppid << ")";
     out << ": ";
     if (!p.argv.empty()) {
-      for (std::size_t i = 0; i < p.argv.size(); ++i) out << (i == 0 ? "" : " ") << p.argv[i];
+      for (std::size_t i = 0; i < p.argv.size(); ++i)
+        out << (i == 0 ? "" : " ") << terminal_text(p.argv[i]);
     } else {
-      out << p.exe;
+      out << terminal_text(p.exe);
     }
     out << '\n';
     if (!p.argv.empty() && !p.exe.empty() && p.argv[0] != p.exe)
-      out << "executable " << p.exe << '\n';
+      out << "executable " << terminal_text(p.exe) << '\n';
     if (p.fork_child) out << "a fork child of process " << p.ppid << '\n';
     if (p.exec_child) out << "started by exec from a traced process\n";
   }

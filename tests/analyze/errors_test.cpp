@@ -333,6 +333,19 @@ TEST(Errors, TickSectionsGiveEventsTheirTime) {
   EXPECT_TRUE(contains(d.truncation, "at byte " + std::to_string(good))) << d.truncation;
 }
 
+TEST(Errors, AnAllocationLargerThanAnyAddressSpaceIsDamage) {
+  // Summed, such sizes wrapped: "bytes allocated 8", and `check --max-bytes` passed.
+  trace_writer w;
+  w.block(1, 0).stack(1, {0x1000}).alloc(1, 8, 0x100, 1);
+  w.alloc(2, (std::uint64_t{1} << 57) + 1, 0x200, 1).end_block();
+  EXPECT_TRUE(contains(error_of(w.file()),
+                       "an allocation of 144115188075855873 bytes, more than "
+                       "an address space holds"));
+  trace_writer fits;  // the largest: 2^57
+  fits.block(1, 0).stack(1, {0x1000}).alloc(1, std::uint64_t{1} << 57, 0x100, 1).end_block();
+  EXPECT_EQ(run(fits.file()).totals.bytes_allocated, std::uint64_t{1} << 57);
+}
+
 TEST(Errors, UnknownTag) {
   trace_writer w;
   const std::size_t good = two_good_blocks(w);

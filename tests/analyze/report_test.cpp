@@ -876,4 +876,16 @@ TEST(Cli, UnreadableAndDamagedFiles) {
   for (const std::string& p : {junk, damaged, killed}) ::unlink(p.c_str());
 }
 
+TEST(Report, TheCommandLinesControlCharactersDoNotReachTheTerminal) {
+  // A trace's command line is the traced program's: an escape sequence there would act on the
+  // terminal the report is read on.
+  analysis a = sample();
+  a.process.argv = {"app", "\x1b]0;title\x07\x1b[2J", "tab\there"};
+  a.process.exe = "/usr/bin/\x1b[31mapp";
+  const std::string t = text_of(a);
+  EXPECT_EQ(t.find('\x1b'), std::string::npos);
+  EXPECT_TRUE(contains(t, "app ?]0;title??[2J tab?here\n"));
+  EXPECT_TRUE(contains(t, "executable /usr/bin/?[31mapp\n"));
+}
+
 }  // namespace
