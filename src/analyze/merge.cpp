@@ -456,6 +456,7 @@ struct decode_visitor {
   stream& s;
   bool event = false;
   bool exec = false;
+  bool ends = false;  // END or CRASH
 
   void operator()(const fmt::time_record& r) {
     s.clock = r.ticks;
@@ -593,6 +594,7 @@ struct decode_visitor {
 
   void operator()(const fmt::end_record& r) {
     m.tick(s, r.dt);
+    ends = true;
     for (event_sink* sink : m.sinks_) sink->on_end(s.index, false, {});
   }
 
@@ -614,6 +616,7 @@ struct decode_visitor {
   template <class Items>
   void operator()(const fmt::crash_record& r, Items& entries) {
     m.tick(s, r.dt);
+    ends = true;
     crash_info c;
     c.signal = static_cast<int>(r.signal);
     c.tid = r.tid;
@@ -670,10 +673,14 @@ bool event_merge::state::decode(stream& s) {
         }
         return false;
       }
+      // The EXEC's block ends with what a block's end writes (ADDRESSES, KEPT, ORDERS); another
+      // block, an event, END or CRASH after it: the exec failed and the program went on (the
+      // recorder writes a block when an exec returns).
+      s.exec_pending = false;
     }
     decode_visitor visit{*this, s};
     fmt::decode_record(s.reader, s.decoding, visit);
-    if (!visit.exec) s.exec_pending = false;  // the exec failed: the program went on
+    if (visit.event || visit.ends) s.exec_pending = false;
     if (visit.event) {
       if (orders_) place(s);
       return true;

@@ -107,7 +107,9 @@ bool read_config() {
   }
   std::snprintf(base_path, sizeof base_path, "%s", file);
   const char* m = env_get(launch_env::manifest);
-  std::snprintf(manifest_path, sizeof manifest_path, "%s", m != nullptr ? m : "");
+  // Cut, it could name another file, which the manifest's lines would be appended to: none then.
+  if (m == nullptr || std::strlen(m) >= sizeof manifest_path) m = "";
+  std::snprintf(manifest_path, sizeof manifest_path, "%s", m);
   follow_fork = !env_is(launch_env::follow_fork, "0");
   follow_exec = env_is(launch_env::follow_exec, "1");
   if (const char* d = env_get(launch_env::depth)) {

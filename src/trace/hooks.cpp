@@ -67,7 +67,9 @@ LOWALLOC_HOOKS(LOWALLOC_DECLARE_HOOK)
   LOWALLOC_EXPORT result name params noexcept {                       \
     if (!ready()) return -1;                                          \
     before_exec(path);                                                \
-    return real.member args;                                          \
+    const result failed = real.member args;                           \
+    after_failed_exec();                                              \
+    return failed;                                                    \
   }
 
 // Functions that may start threads inside glibc. A program that calls one before the recorder's
@@ -295,6 +297,25 @@ LOWALLOC_EXPORT int thrd_create(thrd_t* thread, thrd_start_t start, void* arg) {
   return real.thrd_create(thread, start, arg);
 }
 
+// A SIGEV_THREAD notification runs in a thread of glibc's; the others start none.
+LOWALLOC_EXPORT int timer_create(clockid_t clock, struct sigevent* event, timer_t* timer) noexcept {
+  if (!ready() || real.timer_create == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (event != nullptr && event->sigev_notify == SIGEV_THREAD) before_hidden_thread();
+  return real.timer_create(clock, event, timer);
+}
+
+LOWALLOC_EXPORT int mq_notify(mqd_t queue, const struct sigevent* event) noexcept {
+  if (!ready() || real.mq_notify == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (event != nullptr && event->sigev_notify == SIGEV_THREAD) before_hidden_thread();
+  return real.mq_notify(queue, event);
+}
+
 // Its requests are served by threads of glibc's.
 LOWALLOC_EXPORT int getaddrinfo_a(int mode, struct gaicb* list[], int count,
                                   struct sigevent* event) {
@@ -348,7 +369,9 @@ LOWALLOC_EXPORT __attribute__((noreturn)) void _Exit(int status) noexcept { _exi
 LOWALLOC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
   if (!ready()) return -1;
   before_exec(nullptr);
-  return real.fexecve(fd, argv, envp);
+  const int failed = real.fexecve(fd, argv, envp);
+  after_failed_exec();
+  return failed;
 }
 
 LOWALLOC_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
@@ -358,7 +381,9 @@ LOWALLOC_EXPORT int execveat(int dirfd, const char* path, char* const argv[], ch
     return -1;
   }
   before_exec(path);
-  return real.execveat(dirfd, path, argv, envp, flags);
+  const int failed = real.execveat(dirfd, path, argv, envp, flags);
+  after_failed_exec();
+  return failed;
 }
 
 // The execl family collects its arguments and goes through the hooks above (glibc's own execl*

@@ -56,9 +56,9 @@
     (thread, attr, start, arg))                                                                    \
   X(own_c, thrd_create, thrd_create, int, (thrd_t * thread, thrd_start_t start, void* arg),        \
     (thread, start, arg))                                                                          \
-  X(thread, timer_create, timer_create, int,                                                       \
+  X(own, timer_create, timer_create, int,                                                          \
     (clockid_t clock, struct sigevent* event, timer_t* timer), (clock, event, timer))              \
-  X(thread, mq_notify, mq_notify, int, (mqd_t queue, const struct sigevent* event),                \
+  X(own, mq_notify, mq_notify, int, (mqd_t queue, const struct sigevent* event),                   \
     (queue, event))                                                                                \
   X(thread, aio_read, aio_read, int, (struct aiocb * request), (request))                          \
   X(thread, aio_read64, aio_read64, int, (struct aiocb64 * request), (request))                    \

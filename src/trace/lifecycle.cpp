@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <climits>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -199,17 +199,23 @@ void write_end_records(thread_state* t) {
 
 // glibc runs the destructors of a thread's keys in rounds, each in the order the keys were made,
 // and runs another round while a destructor sets a value again, up to
-// PTHREAD_DESTRUCTOR_ITERATIONS rounds. thread_key was made before any key of the program's, so
-// its destructor comes first in a round: setting it again puts it after theirs in the next round,
-// and what their destructors free (OpenSSL's and glib's per-thread state, any
-// pthread_key_create of the program's) is recorded. The last round ends the thread's recording.
-__thread unsigned tls_exit_rounds;
+// PTHREAD_DESTRUCTOR_ITERATIONS (4) rounds. thread_key was made before any key of the program's,
+// so its destructor comes first in a round: setting it again once puts it after theirs, in the
+// next round, and what their destructors free (OpenSSL's and glib's per-thread state, any
+// pthread_key_create of the program's) is recorded. Once, not to the last round: a thread whose
+// first event comes in a destructor of the program's sets the key in the middle of glibc's rounds,
+// and no count of its calls can tell which round is the last, after which glibc drops the value
+// (and the state with it, never written or released). What a destructor of the program's does in
+// a later round of its own is counted as lost.
+__thread bool tls_exit_again;
 
 void on_thread_exit(void* state) {
   auto* t = static_cast<thread_state*>(state);
   if (t == nullptr || t != tls_state || tls_last_thread) return;
-  if (++tls_exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(thread_key, t) == 0)
+  if (!tls_exit_again && pthread_setspecific(thread_key, t) == 0) {
+    tls_exit_again = true;
     return;
+  }
   bool guard = tls_guard;
   tls_guard = true;
   tls_state = nullptr;
@@ -510,6 +516,8 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
   return t != nullptr;
 }
 
+bool program_threads_ended() { return program_threads.load(std::memory_order_acquire) == 0; }
+
 bool traced_process() { return getpid() == traced_pid; }
 
 bool recording_here() {
@@ -575,6 +583,21 @@ void before_thread_start() {
 
 void before_hidden_thread() {
   if (!many_threads.load(std::memory_order_relaxed)) before_thread_start();
+}
+
+void after_failed_exec() {
+  if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
+  const int error = errno;  // the program reads why the exec failed
+  tls_guard = true;
+  if (thread_state* t = tls_state) {
+    unsigned char* p = ensure_space(t, 32);
+    const std::uint64_t ticks = stamp_now();
+    commit(t,
+           fmt::encode(p, fmt::time_record{ticks > t->clock ? ticks : t->clock, monotonic_ns()}));
+    flush(t, false);
+  }
+  release_guard();
+  errno = error;
 }
 
 // Other threads' unflushed events are lost, as at exit. A fork child that recorded nothing writes

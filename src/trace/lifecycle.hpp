@@ -47,6 +47,11 @@ bool recording_here();
 // exec replaces the image: write this thread's events and an EXEC record first.
 void before_exec(const char* path);
 
+// An exec hooked returned: it failed, and the program goes on. A block is written at once, so that
+// a reader sees the image's EXEC followed by more of its stream even if the process is killed
+// before its next block.
+void after_failed_exec();
+
 }  // namespace lowalloc::trace
 
 #pragma GCC visibility pop

@@ -221,6 +221,10 @@ inline bool mark_active(thread_state* t) {
 // Out of the event: what it wrote is visible to the thread that sees the mark cleared.
 inline void mark_inactive(thread_state* t) { t->active.store(false, std::memory_order_release); }
 
+// Whether every thread of the program counted (lifecycle.cpp) has ended: the thread that runs
+// anything now ends the process.
+bool program_threads_ended();
+
 // Ends the process by the signal tls_pending_signal names, after writing the trace (crash.cpp).
 void deliver_pending_signal();
 
@@ -244,11 +248,14 @@ __attribute__((always_inline)) inline thread_state* enter() {
   std::atomic_signal_fence(std::memory_order_seq_cst);  // before anything the event writes
   thread_state* t = tls_state;
   if (LOWALLOC_UNLIKELY(t == nullptr)) {
-    if (tls_dead) {
+    // A thread past its own end: its events are lost, unless every other thread of the program
+    // has ended, and glibc ends the process in this one (its atexit handlers, its destructors).
+    if (tls_dead && !program_threads_ended()) {
       lost_events.fetch_add(1, std::memory_order_relaxed);
       release_guard();
       return nullptr;
     }
+    tls_dead = false;
     t = create_thread_state();
     if (t == nullptr) {
       lost_events.fetch_add(1, std::memory_order_relaxed);

@@ -931,6 +931,47 @@ TEST_F(trace_test, a_thread_that_glibc_starts_itself_frees_the_blocks_of_the_fir
   }
 }
 
+TEST_F(trace_test, a_thread_whose_first_event_is_in_a_key_destructor_releases_its_state) {
+  // Its state is made in the middle of glibc's rounds of key destructors: set again to the last
+  // round by a count of its calls, it was never written nor released (2 mappings a thread).
+  constexpr long threads = 200;
+  traced t = trace("thread_ends", {std::to_string(threads), "key_first"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_LT(std::stol(t.run.out), threads / 4) << "anonymous mappings made";
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.frees_not_seen, 0u);
+  // Against one thread, which glibc's allocations for a thread (its TLS) come with too.
+  traced one = trace("thread_ends", {"1", "key_first"});
+  ASSERT_EQ(one.run.status, 0) << one.run.err;
+  expected e;
+  e.allocations = e.frees = threads - 1;
+  e.bytes = (64 + 8) * (threads - 1);
+  e.by_kind = kinds({{fmt::kind_malloc, threads - 1}});
+  expect_counts(counts_of(a) - counts_of(read_complete(one.trace)), e);
+}
+
+TEST_F(trace_test, the_atexit_handlers_of_the_thread_the_process_ends_in_are_recorded) {
+  // main leaves by pthread_exit as another thread returns: glibc runs exit in whichever finishes
+  // last, and the one that counted itself last in its first round of key destructors may not be
+  // it. The other one's recording had ended, and the atexit handler's frees were lost.
+  expected e;
+  e.allocations = e.frees = k_iterations + 1;
+  e.bytes = (24 + 8) * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations + 1}});
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE(round);
+    expect_counts(delta("thread_ends", k_iterations, {"last_atexit"}), e);
+  }
+}
+
+TEST_F(trace_test, a_timer_that_notifies_by_signal_starts_no_writer_thread) {
+  // Only a SIGEV_THREAD notification runs in a thread; a one-thread program stays one.
+  traced t = trace("thread_ends", {std::to_string(k_iterations), "timer_signal"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(t.run.out, "1\n");
+}
+
 TEST_F(trace_test, quick_exit_ends_the_trace_after_the_programs_at_quick_exit_handlers) {
   // quick_exit ends the process by glibc's own _exit after the at_quick_exit handlers, and runs
   // no atexit handler: the trace had no end (or no event at all). The program's handler frees
@@ -971,6 +1012,24 @@ TEST_F(trace_test, an_exec_that_fails_does_not_end_the_process_in_the_report) {
   const command_result text =
       run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
   EXPECT_EQ(text.out.find("ended by exec"), std::string::npos) << text.out;
+}
+
+TEST_F(trace_test, an_exec_ends_the_image_whatever_its_last_block_holds) {
+  // The EXEC's block ends with what the end of a block writes (here KEPT, the blocks kept): that
+  // is not the image going on. After an exec that failed, the recorder writes a block: a kill
+  // before the next one does not make the exec the image's end.
+  traced kept = trace("thread_ends", {std::to_string(k_iterations), "exec_kept"});
+  ASSERT_EQ(kept.run.status, 0) << kept.run.err;
+  const analyze::analysis a = read_complete(kept.trace);
+  EXPECT_EQ(a.exec_path, "/bin/true");
+  EXPECT_EQ(a.totals.allocations, static_cast<std::uint64_t>(k_iterations) + 1);
+  traced killed = trace("thread_ends", {std::to_string(k_iterations), "exec_fails_killed"});
+  ASSERT_EQ(killed.run.status, 128 + SIGKILL) << killed.run.err;
+  analyze::options opts;
+  opts.symbolize = false;
+  const analyze::analysis b = analyze::analyze_file(killed.trace.string(), opts);
+  EXPECT_FALSE(b.complete);
+  EXPECT_EQ(b.exec_path, "");
 }
 
 TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {

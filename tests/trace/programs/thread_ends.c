@@ -14,9 +14,18 @@
      quick_thread a thread makes K pairs of malloc(32)/free and is joined; then as `quick`
      quick_fork   a fork child does what `quick` does; the parent waits for it and exits 0
      exec_fails   K pairs of malloc(32)/free, an exec of a program that does not exist, K more
-                  pairs, then exit(0) */
+                  pairs, then exit(0)
+     exec_fails_killed  K blocks of 32 kept, an exec that fails, then SIGKILL
+     exec_kept    K blocks of 32 kept, then an exec of /bin/true
+     key_first    main makes K blocks of 64; K threads one after the other each only set one under
+                  a key whose destructor frees it (the thread's first event is in that destructor);
+                  prints the anonymous mappings that appeared meanwhile
+     last_atexit  main makes K blocks of 24 that an atexit handler frees, starts a thread that
+                  returns at once and leaves by pthread_exit: the process may end in either thread
+     timer_signal a SIGEV_SIGNAL timer, which starts no thread; prints the process's threads */
 #define _GNU_SOURCE
 #include <aio.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -119,6 +128,36 @@ static void* pairs(void* arg) {
   return NULL;
 }
 
+static void free_one(void* block) { free(block); }
+
+static void* set_under_key(void* block) {
+  pthread_setspecific(list_key, block);
+  return NULL;
+}
+
+static void* return_at_once(void* arg) { return arg; }
+
+/* Anonymous read-write mappings of the process. */
+static long anonymous_mappings(void) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return -1;
+  char line[512];
+  long n = 0;
+  while (fgets(line, sizeof line, maps) != NULL)
+    n += strstr(line, " rw-p 00000000 00:00 0") != NULL;
+  fclose(maps);
+  return n;
+}
+
+static long threads_of_process(void) {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == NULL) return -1;
+  long n = 0;
+  for (struct dirent* e; (e = readdir(tasks)) != NULL;) n += e->d_name[0] != '.';
+  closedir(tasks);
+  return n;
+}
+
 int main(int argc, char** argv) {
   k = iterations(argc, argv);
   const char* mode = argc > 2 ? argv[2] : "";
@@ -200,6 +239,49 @@ int main(int argc, char** argv) {
     char* no_args[] = {"lowalloc-no-such-program", NULL};
     execv("/nonexistent/lowalloc-no-such-program", no_args);
     malloc_free_pairs(k, 32);
+    return 0;
+  }
+  if (strcmp(mode, "exec_fails_killed") == 0 || strcmp(mode, "exec_kept") == 0) {
+    make_blocks(32);
+    char* args[] = {"true", NULL};
+    if (strcmp(mode, "exec_kept") == 0) {
+      execv("/bin/true", args);
+      return 1;
+    }
+    execv("/nonexistent/lowalloc-no-such-program", args);
+    raise(SIGKILL);
+  }
+  if (strcmp(mode, "key_first") == 0) {
+    if (pthread_key_create(&list_key, free_one) != 0) return 1;
+    make_blocks(64);
+    const long before = anonymous_mappings();
+    for (long i = 0; i < k; ++i) {
+      pthread_t thread;
+      if (pthread_create(&thread, NULL, set_under_key, blocks[i]) != 0) return 1;
+      pthread_join(thread, NULL);
+    }
+    printf("%ld\n", anonymous_mappings() - before);
+    free(blocks);
+    return 0;
+  }
+  if (strcmp(mode, "last_atexit") == 0) {
+    make_blocks(24);
+    atexit(free_blocks);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, return_at_once, NULL) != 0) return 1;
+    pthread_exit(NULL);
+  }
+  if (strcmp(mode, "timer_signal") == 0) {
+    signal(SIGUSR1, SIG_IGN);
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_SIGNAL;
+    event.sigev_signo = SIGUSR1;
+    timer_t timer;
+    if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) return 1;
+    malloc_free_pairs(k, 32);
+    printf("%ld\n", threads_of_process());
+    timer_delete(timer);
     return 0;
   }
   fprintf(stderr, "unknown mode '%s'\n", mode);
