@@ -18,8 +18,7 @@ void accounting::on_process(const process_info& p) {
 
 void accounting::on_end(std::uint32_t, bool exec, std::string_view path) {
   complete = true;
-  // END after an EXEC of another thread's: that exec failed, and the process went on to its exit.
-  exec_path = exec ? std::string(path) : std::string();
+  if (exec) exec_path = std::string(path);
 }
 
 // Each file of a fork child repeats its parent's: kept once.
