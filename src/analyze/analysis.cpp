@@ -60,8 +60,10 @@ analysis analyze_bytes(const void* data, std::size_t size, const options& opts,
   for (;;) {
     if (limit == 0) {
       if (damaged) throw trace_error(damage, damage_offset);
-      throw trace_error("no blocks: the traced process wrote no events",
-                        trace_format::file_header_size);
+      throw trace_error(
+          "no blocks: the traced process wrote no events (it ended before its recorder wrote "
+          "its first block: killed, or by the exit_group system call, as Go programs end)",
+          trace_format::file_header_size);
     }
     analysis a;
     {

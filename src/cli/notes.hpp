@@ -61,8 +61,8 @@ inline std::string incomplete_text(const analyze::analysis& a) {
     if (!c.thread_written) text += ", and the crashing thread's last events were not written";
   } else if (!a.complete) {
     text =
-        "the process did not finish (killed, or the file was cut short): it has no end, and the "
-        "events after its last block are missing";
+        "the process did not finish (killed, ended by the exit_group system call, or the file "
+        "was cut short): it has no end, and the events after its last block are missing";
   }
   if (a.lost_events != 0) {
     if (!text.empty()) text += "; ";

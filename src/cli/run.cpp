@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -476,6 +477,9 @@ int run_main(int argc, char** argv) {
     unsigned long long threads = 0;      // how many threads had unwritten blocks
     int written = 0;                     // 1: the crashing thread's events were written
   } crash;
+  // The processes whose trace has no end: their last line is "open PID", not "closed PID".
+  std::set<long long> open_traces;
+  std::set<long long> interrupted;  // _exit in a signal handler found the recorder busy
   bool ended_whole = false;  // the program's own process: its trace has its end after the signal
   unsigned long long ended_lost = 0;  // events the recorder could not record
   {
@@ -483,6 +487,11 @@ int run_main(int argc, char** argv) {
     std::string line;
     while (std::getline(in, line)) {
       if (line.rfind("file ", 0) == 0) files.push_back(line.substr(5));
+      long long trace_pid = 0;
+      if (std::sscanf(line.c_str(), "open %lld", &trace_pid) == 1) open_traces.insert(trace_pid);
+      if (std::sscanf(line.c_str(), "closed %lld", &trace_pid) == 1) open_traces.erase(trace_pid);
+      if (std::sscanf(line.c_str(), "interrupted %lld", &trace_pid) == 1)
+        interrupted.insert(trace_pid);
       if (line.rfind("error ", 0) == 0) recorder_error = true;
       if (line.rfind("shadowed ", 0) == 0) shadowed.push_back(line.substr(9));
       if (line.rfind("crash ", 0) == 0) {
@@ -564,6 +573,18 @@ int run_main(int argc, char** argv) {
     exit_status = WEXITSTATUS(status);
     program_status = "exited with status ";
     program_status += std::to_string(exit_status);
+    if (open_traces.count(pid) != 0 && !files.empty() && !recorder_error) {
+      // The trace is incomplete as a killed program's is; the status is the program's, as then.
+      const char* how = interrupted.count(pid) != 0
+                            ? "it called _exit in a signal handler that interrupted the recorder"
+                            : "it ended by the exit_group system call, as Go's runtime ends a "
+                              "program, which runs nothing the recorder sees";
+      std::fprintf(stderr,
+                   "lowalloc run: %s %s without the recorder finishing its trace (%s): the "
+                   "events of each thread's last block (up to 512 KiB of events per thread) are "
+                   "missing from %s\n",
+                   opt.program[0], program_status.c_str(), how, files.front().c_str());
+    }
   }
   if (files.empty()) {
     if (!recorder_error)
@@ -617,6 +638,30 @@ int run_main(int argc, char** argv) {
     f.module = s.substr(path_at + 1);
     std::fprintf(stderr, "lowalloc run: warning: %s\n", report::shadowed_text(f).c_str());
   }
+  // Processes the program started whose traces have no end (the program's own is said above):
+  // still running (a daemon it started), or gone without the recorder seeing them end.
+  std::size_t others_running = 0;
+  std::size_t others_gone = 0;
+  for (long long p : open_traces) {
+    if (p == pid) continue;
+    if (kill(static_cast<pid_t>(p), 0) == 0 || errno == EPERM)
+      ++others_running;
+    else
+      ++others_gone;
+  }
+  if (others_gone != 0 && wait_errno == 0)
+    std::fprintf(stderr,
+                 "lowalloc run: warning: %zu %s started by %s ended without the recorder seeing "
+                 "%s end (killed by SIGKILL, or by the exit_group system call): %s miss%s the "
+                 "last events (lowalloc report --processes lists them)\n",
+                 others_gone, others_gone == 1 ? "process" : "processes", opt.program[0],
+                 others_gone == 1 ? "it" : "them", others_gone == 1 ? "its trace" : "their traces",
+                 others_gone == 1 ? "es" : "");
+  if (others_running != 0 && wait_errno == 0)
+    std::fprintf(stderr, "lowalloc run: %zu %s started by %s still %s: %s trace%s so far\n",
+                 others_running, others_running == 1 ? "process" : "processes", opt.program[0],
+                 others_running == 1 ? "runs" : "run", others_running == 1 ? "its" : "their",
+                 others_running == 1 ? " holds its events" : "s hold their events");
   if (recorder_error && wait_errno == 0) {
     // The trace is incomplete whatever PROGRAM did: our own failure, as env(1) reports one.
     std::fprintf(stderr,

@@ -205,15 +205,16 @@ void line(std::ostream& out, std::string_view label, const std::string& value,
   out << '\n';
 }
 
-// Why the trace has no END: the program still runs (analysis::running), or it was killed or
-// crashed.
+// Why the trace has no END: the program still runs (analysis::running), or it was killed,
+// crashed, or left by the exit_group system call (Go's runtime ends a program so), which runs
+// nothing the recorder sees.
 void write_unfinished(std::ostream& out, const analysis& a) {
   if (a.running)
     out << "\nthe program is still running (pid " << a.process.pid
         << "); the trace so far: counts are up to the last block written\n";
   else
-    out << "\nthe process did not finish (killed or crashed): counts are up to the last block "
-           "written\n";
+    out << "\nthe process did not finish (killed, crashed, or ended by the exit_group system "
+           "call): counts are up to the last block written\n";
 }
 
 }  // namespace

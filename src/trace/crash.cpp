@@ -70,45 +70,23 @@ bool in_recorder_code(void* context) {
   return pc >= text_lo && pc < text_hi;
 }
 
-char* put_decimal(char* p, std::uint64_t v) {
-  char digits[24];
-  int n = 0;
-  do digits[n++] = static_cast<char>('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0) *p++ = digits[--n];
-  return p;
-}
-
-// A line of `lowalloc run`'s manifest (run.cpp): `word`, then the fields in decimal.
-template <std::size_t N>
-void manifest_line(const char (&word)[7], const std::uint64_t (&fields)[N]) {
-  if (manifest_path[0] == 0) return;
-  char line[8 + N * 21];
-  char* p = line;
-  std::memcpy(p, word, 6);
-  p += 6;
-  for (std::uint64_t f : fields) {
-    p = put_decimal(p, f);
-    *p++ = ' ';
-  }
-  p[-1] = '\n';
-  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return;
-  write_all(fd, line, static_cast<std::size_t>(p - line));
-  close(fd);
-}
-
 // "crash PID SIGNAL TID ALLOCATIONS THREADS WRITTEN".
 void manifest_crash(int sig, std::uint64_t tid, std::uint64_t allocations, std::size_t threads,
                     bool written) {
-  manifest_line("crash ", {static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(sig),
-                           tid, allocations, threads, written ? 1u : 0u});
+  const std::uint64_t fields[] = {static_cast<std::uint64_t>(getpid()),
+                                  static_cast<std::uint64_t>(sig),
+                                  tid,
+                                  allocations,
+                                  threads,
+                                  written ? 1u : 0u};
+  manifest_numbers("crash", fields, 6);
 }
 
 // "ended PID SIGNAL TID LOST": the trace has its end, and LOST events could not be recorded.
 void manifest_end(int sig, std::uint64_t tid, std::uint64_t lost) {
-  manifest_line("ended ",
-                {static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(sig), tid, lost});
+  const std::uint64_t fields[] = {static_cast<std::uint64_t>(getpid()),
+                                  static_cast<std::uint64_t>(sig), tid, lost};
+  manifest_numbers("ended", fields, 4);
 }
 
 void write_crash(int sig, void* context) {

@@ -320,6 +320,9 @@ bool settle_pending_fork() {
   next_stream.store(1, std::memory_order_relaxed);
   lost_events.store(0, std::memory_order_relaxed);  // the parent's, reported in its own file
   tracing.store(true, std::memory_order_relaxed);
+  // Its file comes with its first block; a child that ends first (killed, or by the exit_group
+  // system call) would leave no sign of the events it had.
+  manifest_trace_open();
   thread_state* t = tls_state;
   if (t == nullptr && !tls_dead) {
     // A thread that had not recorded anything forked: the child's first block still needs its
@@ -462,6 +465,7 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
     // _exit from a signal handler that interrupted this thread inside the recorder: its buffer is
     // half written and it may hold a lock. Write nothing; the trace reads as a killed process.
     tracing.store(false, std::memory_order_relaxed);
+    manifest_trace_interrupted();
     return false;
   }
   bool guard = tls_guard;
@@ -510,6 +514,7 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
     flush(t, false);
   }
   drain_writer();
+  if (t != nullptr) manifest_trace_closed();
   tracing.store(false, std::memory_order_relaxed);
   finish_state.store(2);
   release_guard(guard);
@@ -585,10 +590,25 @@ void before_hidden_thread() {
   if (!many_threads.load(std::memory_order_relaxed)) before_thread_start();
 }
 
+namespace {
+// Set when an exec ended the trace (manifest_trace_closed) and the other threads' blocks: if the
+// exec fails, the trace goes on.
+bool closed_by_exec = false;
+bool others_closed_by_exec = false;
+}  // namespace
+
 void after_failed_exec() {
   if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
   const int error = errno;  // the program reads why the exec failed
   tls_guard = true;
+  if (closed_by_exec) {
+    closed_by_exec = false;
+    manifest_trace_open();
+  }
+  if (others_closed_by_exec) {
+    others_closed_by_exec = false;
+    reopen_other_threads();
+  }
   if (thread_state* t = tls_state) {
     unsigned char* p = ensure_space(t, 32);
     const std::uint64_t ticks = stamp_now();
@@ -600,13 +620,23 @@ void after_failed_exec() {
   errno = error;
 }
 
-// Other threads' unflushed events are lost, as at exit. A fork child that recorded nothing writes
-// no file. In a vfork child (it shares our memory; fork handlers did not run) nothing is touched.
+// The exec ends every thread: their blocks are written first, as at an exit, then EXEC. A thread
+// that has recorded nothing gets a state for it: without EXEC the trace would read as a killed
+// process's. A fork child that recorded nothing writes no file. In a vfork child (it shares our
+// memory; fork handlers did not run) nothing is touched.
 void before_exec(const char* path) {
   if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
   tls_guard = true;
   thread_state* t = tls_state;
+  if (t == nullptr && !file_pending) {
+    t = create_thread_state();
+    tls_state = t;
+  }
   if (t != nullptr && (!file_pending || t->has_events)) {
+    if (many_threads.load(std::memory_order_relaxed)) {
+      close_other_threads(t, false);
+      others_closed_by_exec = true;
+    }
     std::size_t n = path != nullptr ? std::strlen(path) : 0;
     if (n > 4096) n = 4096;
     unsigned char* p = ensure_space(t, 32 + n);
@@ -614,6 +644,8 @@ void before_exec(const char* path) {
                           4096));
     flush(t, false);
     drain_writer();
+    manifest_trace_closed();
+    closed_by_exec = true;
   }
   release_guard();
 }

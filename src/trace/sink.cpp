@@ -300,6 +300,42 @@ void manifest(const char* kind, const char* text) {
   close(fd);
 }
 
+void manifest_numbers(const char* word, const std::uint64_t* fields, std::size_t count) {
+  if (manifest_path[0] == 0) return;
+  char line[16 + 8 * 21];
+  char* p = line;
+  for (std::size_t i = 0; word[i] != 0 && i < 15; ++i) *p++ = word[i];
+  for (std::size_t k = 0; k < count && k < 8; ++k) {
+    *p++ = ' ';
+    char digits[24];
+    int n = 0;
+    std::uint64_t v = fields[k];
+    do digits[n++] = static_cast<char>('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0) *p++ = digits[--n];
+  }
+  *p++ = '\n';
+  int fd = open(manifest_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  write_all(fd, line, static_cast<std::size_t>(p - line));
+  close(fd);
+}
+
+void manifest_trace_open() {
+  const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
+  manifest_numbers("open", &pid, 1);
+}
+
+void manifest_trace_closed() {
+  const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
+  manifest_numbers("closed", &pid, 1);
+}
+
+void manifest_trace_interrupted() {
+  const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
+  manifest_numbers("interrupted", &pid, 1);
+}
+
 void derive_trace_path(const char* base) {
   char candidate[sizeof trace_path];
   int n = 0;
@@ -383,6 +419,7 @@ bool open_trace_file() {
   header[11] = static_cast<unsigned char>(fmt::file_header_size >> 8);
   if (!write_bytes(header, sizeof header)) return false;
   manifest("file", trace_path);
+  manifest_trace_open();
   return true;
 }
 

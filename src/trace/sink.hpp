@@ -14,11 +14,25 @@ namespace lowalloc::trace {
 
 struct thread_state;
 
-// The file of this image: `path` itself, or `base.PID` (`base.PID.K` if that exists: an exec'd
-// image keeps its pid).
 // A line "KIND TEXT" for lowalloc run, in its manifest file (none without lowalloc run).
 void manifest(const char* kind, const char* text);
 
+// A line "WORD N1 N2..." of numbers in decimal, `count` of them (at most 8). Safe in a signal
+// handler: the crash handler writes its lines with it.
+void manifest_numbers(const char* word, const std::uint64_t* fields, std::size_t count);
+
+// Whether this process's trace has its end, for lowalloc run: "open PID" once the trace can be
+// written to (its file created, or an exec that failed brought it back), "closed PID" once it has
+// its END or EXEC. A process whose last line is "open" left without the recorder seeing it go:
+// by the exit_group system call, as Go's runtime leaves, or killed.
+void manifest_trace_open();
+void manifest_trace_closed();
+// "interrupted PID": the process ends in a signal handler that interrupted the recorder, which
+// then writes nothing more (lifecycle.cpp, finish_process).
+void manifest_trace_interrupted();
+
+// The file of this image: `path` itself, or `base.PID` (`base.PID.K` if that exists: an exec'd
+// image keeps its pid).
 void set_trace_path(const char* path);
 void derive_trace_path(const char* base);
 

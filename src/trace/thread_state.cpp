@@ -30,6 +30,9 @@ std::atomic<bool> many_threads{false};
 
 namespace {
 
+// Events not recorded since close_other_threads: lost if an exec that failed reopens the threads.
+std::atomic<std::uint64_t> events_after_close{0};
+
 // Every thread's state from its first event to its exit, for the process's exit to close.
 pthread_mutex_t live_mutex = PTHREAD_MUTEX_INITIALIZER;
 thread_state* live_head = nullptr;
@@ -214,12 +217,13 @@ void release_thread_state(thread_state* t) {
 }
 
 thread_state* closed_event(thread_state* t) {
+  events_after_close.fetch_add(1, std::memory_order_relaxed);
   mark_inactive(t);
   release_guard();
   return nullptr;
 }
 
-void close_other_threads(thread_state* self) {
+void close_other_threads(thread_state* self, bool final) {
   closing.store(true, std::memory_order_relaxed);
   process_barrier();
   pthread_mutex_lock(&live_mutex);
@@ -231,11 +235,17 @@ void close_other_threads(thread_state* self) {
       lost_events.fetch_add(t->alloc_ordinal + 1, std::memory_order_relaxed);
       continue;
     }
-    flush(t, true);
+    flush(t, final);
   }
   pthread_mutex_unlock(&live_mutex);
   // Their events from here on come after the trace's end (END is written next), like those of
   // a program's threads after it has exited: not lost, not recorded.
+}
+
+void reopen_other_threads() {
+  closing.store(false, std::memory_order_relaxed);
+  lost_events.fetch_add(events_after_close.exchange(0, std::memory_order_relaxed),
+                        std::memory_order_relaxed);
 }
 
 std::size_t block_event_bytes(const thread_state* t) {

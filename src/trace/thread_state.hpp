@@ -154,10 +154,16 @@ extern std::atomic<bool> many_threads;
 thread_state* create_thread_state();
 void release_thread_state(thread_state* t);
 
-// At the process's exit, from the exiting thread: ends the blocks of every other thread still
-// running (each once it is outside an event, waiting at most a second, else its block counts as
-// lost) and hands them to the writer. Their later events come after the trace's end.
-void close_other_threads(thread_state* self);
+// At the process's exit or exec, from the thread that leaves: ends the blocks of every other
+// thread still running (each once it is outside an event, waiting at most a second, else its
+// block counts as lost) and hands them to the writer. Their later events come after the trace's
+// end. `final`: the states are done with (an exit); else each begins a new block, in which its
+// thread records again if reopen_other_threads() is called (an exec that failed).
+void close_other_threads(thread_state* self, bool final = true);
+
+// After an exec that failed: the other threads record again. Their events since
+// close_other_threads are counted as lost.
+void reopen_other_threads();
 
 // From the crash handler: up to `cap` of the threads other than `self` whose current block holds
 // events, into `out` (tid, ALLOC records, bytes of events after the block's TIME), and the sums

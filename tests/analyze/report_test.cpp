@@ -181,8 +181,8 @@ TEST(Report, TextSaysWhenTheProcessDidNotFinish) {
   a.lost_events = 5;
   const std::string t = text_of(a);
   EXPECT_TRUE(contains(t,
-                       "the process did not finish (killed or crashed): counts are up to the "
-                       "last block written"));
+                       "the process did not finish (killed, crashed, or ended by the "
+                       "exit_group system call): counts are up to the last block written"));
   EXPECT_TRUE(contains(t, "lost events"));
   EXPECT_FALSE(contains(t, "stacks lost"));
   a.stacks_lost = 3;
@@ -872,7 +872,9 @@ TEST(Cli, UnreadableAndDamagedFiles) {
   const std::string killed = temp_file("killed", good_trace(false));
   r = run_report({killed});
   EXPECT_EQ(r.status, 0);
-  EXPECT_TRUE(contains(r.out, "the process did not finish (killed or crashed)"));
+  EXPECT_TRUE(contains(r.out,
+                       "the process did not finish (killed, crashed, or ended by the "
+                       "exit_group system call)"));
   for (const std::string& p : {junk, damaged, killed}) ::unlink(p.c_str());
 }
 

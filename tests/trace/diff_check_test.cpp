@@ -432,9 +432,10 @@ TEST_F(diff_check_test, check_fails_on_a_trace_whose_process_did_not_finish) {
     command_result r = lowalloc({"check", t, "--max-allocations", "1G", "--junit", xml});
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_EQ(r.err, "lowalloc check: " + t +
-                         ": the trace is incomplete: the process did not finish (killed, or the "
-                         "file was cut short): it has no end, and the events after its last "
-                         "block are missing (--allow-incomplete checks the events it holds)\n");
+                         ": the trace is incomplete: the process did not finish (killed, ended "
+                         "by the exit_group system call, or the file was cut short): it has no "
+                         "end, and the events after its last block are missing "
+                         "(--allow-incomplete checks the events it holds)\n");
     EXPECT_TRUE(contains(read_text(xml), "errors=\"1\"")) << read_text(xml);
     // As the baseline too.
     r = lowalloc({"check", whole, "--baseline", t, "--max-increase", "1000000%"});

@@ -1032,6 +1032,59 @@ TEST_F(trace_test, an_exec_ends_the_image_whatever_its_last_block_holds) {
   EXPECT_EQ(b.exec_path, "");
 }
 
+TEST_F(trace_test, an_exec_writes_every_threads_events_first) {
+  // The exec ends every thread of the process, as an exit does. Before, only the exec's own thread
+  // wrote its block, and a thread with no state wrote none: here main's K blocks and the EXEC were
+  // both missing, and the file held no block at all.
+  expected e;
+  e.allocations = e.leaked_allocations = k_iterations + 1;  // and the array of pointers
+  e.bytes = e.leaked_bytes = (32 + 8) * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, k_iterations + 1}});
+  expect_counts(delta("thread_ends", k_iterations, {"exec_thread"}), e);
+  traced t = trace("thread_ends", {std::to_string(k_iterations), "exec_thread"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).exec_path, "/bin/true");
+  // After an exec that fails, the other threads record again: main's 2K pairs, the K after the
+  // exec included, with nothing lost.
+  e = expected{};
+  e.allocations = e.frees = e.temporary = 2 * k_iterations;
+  e.bytes = 2 * 32 * k_iterations;
+  e.by_kind = kinds({{fmt::kind_malloc, 2 * k_iterations}});
+  expect_counts(delta("thread_ends", k_iterations, {"exec_thread_fails"}), e);
+}
+
+TEST_F(trace_test, a_program_that_ends_by_the_exit_group_system_call_is_said_to_miss_its_end) {
+  // Go's runtime ends a program by the exit_group system call: no exit handler, _exit or signal
+  // handler runs, and the recorder never writes its last blocks. Before, `run` said "trace
+  // written" and nothing else. The status stays the program's, as for a killed program.
+  traced t = trace("thread_ends", {std::to_string(k_iterations), "raw_exit"});
+  EXPECT_EQ(t.run.status, 3) << t.run.err;
+  EXPECT_TRUE(contains(t.run.err,
+                       "exited with status 3 without the recorder finishing its trace "
+                       "(it ended by the exit_group system call"))
+      << t.run.err;
+  EXPECT_TRUE(contains(t.run.err, "are missing from " + t.trace.string())) << t.run.err;
+  const command_result report =
+      run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
+  EXPECT_EQ(report.status, 2) << report.out;
+  EXPECT_TRUE(contains(report.err,
+                       "no blocks: the traced process wrote no events (it ended "
+                       "before its recorder wrote its first block"))
+      << report.err;
+  // A process the program started that ends so: a warning, and the program's status.
+  traced f = trace("thread_ends", {std::to_string(k_iterations), "raw_exit_fork"});
+  EXPECT_EQ(f.run.status, 0) << f.run.err;
+  EXPECT_TRUE(contains(f.run.err, "warning: 1 process started by " + program("thread_ends") +
+                                      " ended without the recorder seeing it end"))
+      << f.run.err;
+  // Programs that end otherwise are not: by exit, after an exec that failed, and by an exec.
+  for (const char* mode : {"exec_fails", "exec_kept", "quick_fork"}) {
+    traced ok = trace("thread_ends", {std::to_string(k_iterations), mode});
+    EXPECT_EQ(ok.run.status, 0) << mode << ": " << ok.run.err;
+    EXPECT_FALSE(contains(ok.run.err, "without the recorder")) << mode << ": " << ok.run.err;
+  }
+}
+
 TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {
   // glibc ends a process when its last thread exits and counts the recorder's writer thread
   // among them: without the count of the program's threads, the process stayed alive forever

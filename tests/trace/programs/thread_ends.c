@@ -22,7 +22,13 @@
                   prints the anonymous mappings that appeared meanwhile
      last_atexit  main makes K blocks of 24 that an atexit handler frees, starts a thread that
                   returns at once and leaves by pthread_exit: the process may end in either thread
-     timer_signal a SIGEV_SIGNAL timer, which starts no thread; prints the process's threads */
+     timer_signal a SIGEV_SIGNAL timer, which starts no thread; prints the process's threads
+     exec_thread  main keeps K blocks of 32; a thread that allocates nothing execs /bin/true
+     exec_thread_fails  K pairs of malloc(32)/free; a thread that allocates nothing execs a
+                  program that does not exist and is joined; K more pairs, then exit(0)
+     raw_exit     K pairs of malloc(32)/free, K blocks of 32 kept, then the exit_group system
+                  call with status 3, as Go's runtime ends a program: no exit handler runs
+     raw_exit_fork  a fork child does what `raw_exit` does; the parent waits for it, exits 0 */
 #define _GNU_SOURCE
 #include <aio.h>
 #include <dirent.h>
@@ -32,6 +38,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <time.h>
@@ -136,6 +143,18 @@ static void* set_under_key(void* block) {
 }
 
 static void* return_at_once(void* arg) { return arg; }
+
+static void* exec_path(void* path) {
+  char* args[] = {"true", NULL};
+  execv(path, args);
+  return NULL;
+}
+
+static void raw_exit(void) {
+  malloc_free_pairs(k, 32);
+  make_blocks(32);
+  syscall(SYS_exit_group, 3);
+}
 
 /* Anonymous read-write mappings of the process. */
 static long anonymous_mappings(void) {
@@ -282,6 +301,30 @@ int main(int argc, char** argv) {
     malloc_free_pairs(k, 32);
     printf("%ld\n", threads_of_process());
     timer_delete(timer);
+    return 0;
+  }
+  if (strcmp(mode, "exec_thread") == 0 || strcmp(mode, "exec_thread_fails") == 0) {
+    const int fails = strcmp(mode, "exec_thread_fails") == 0;
+    if (fails)
+      malloc_free_pairs(k, 32);
+    else
+      make_blocks(32);
+    pthread_t thread;
+    char* path = fails ? "/nonexistent/lowalloc-no-such-program" : "/bin/true";
+    if (pthread_create(&thread, NULL, exec_path, path) != 0) return 1;
+    pthread_join(thread, NULL);
+    if (!fails) return 1;
+    malloc_free_pairs(k, 32);
+    return 0;
+  }
+  if (strcmp(mode, "raw_exit") == 0) raw_exit();
+  if (strcmp(mode, "raw_exit_fork") == 0) {
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) raw_exit();
+    int status;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 3)
+      return 1;
     return 0;
   }
   fprintf(stderr, "unknown mode '%s'\n", mode);
