@@ -2,8 +2,9 @@
 # bash-completion loads it on first use; or source it from ~/.bashrc.
 #
 # Completes the subcommands, each one's options, the values of --format, --sort and --inuse,
-# trace files (*.trace) where a trace is read, and after `lowalloc run --` a program, then its
-# arguments as files. Kept in step with `lowalloc help COMMAND` by tests/cli (completion_test.sh).
+# trace files (*.trace) where a trace is read (after "--" too, where a word that starts with -
+# is a file), and after `lowalloc run --` a program, then its arguments as files. Kept in step
+# with `lowalloc help COMMAND` by tests/cli (completion_test.sh).
 
 # The words of each subcommand's options.
 _lowalloc_options() {
@@ -87,6 +88,13 @@ _lowalloc() {
       fi
       ;;
     report | advise | diff | check)
+      # "--" ends the options: every word after it is a trace file.
+      for ((i = 2; i < COMP_CWORD; ++i)); do
+        if [[ ${COMP_WORDS[i]} == -- ]]; then
+          _lowalloc_files "$cur" "*.trace"
+          return 0
+        fi
+      done
       case $prev in
         --format)
           if [[ $command == report ]]; then
@@ -123,9 +131,7 @@ _lowalloc() {
   esac
 
   if [[ $cur == -* ]]; then
-    local extra=""
-    [[ $command == run ]] && extra="--"
-    COMPREPLY=($(compgen -W "$(_lowalloc_options "$command") $extra" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(_lowalloc_options "$command") --" -- "$cur"))
   else
     _lowalloc_files "$cur" "*.trace"
   fi

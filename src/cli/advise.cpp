@@ -1,7 +1,8 @@
 // `lowalloc advise FILE [--format text|json] [--top N] [--debug-path DIR]`: per hot call
-// site, which change removes how many allocations (docs/advise.md). Exit status: 0, 2 a usage
-// error, a file that cannot be read or is damaged (then the advice on what could be read is
-// printed first) or an output that cannot be written.
+// site, which change removes how many allocations (docs/advise.md). After `--` the argument is
+// the FILE, even one that starts with '-'. Exit status: 0, 2 a usage error, a file that cannot
+// be read or is damaged (then the advice on what could be read is printed first) or an output
+// that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/notes.hpp"
 #include "cli/options.hpp"
@@ -12,8 +13,7 @@
 #include "analyze/objects.hpp"
 #include "report/advice.hpp"
 
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <iostream>
 #include <limits>
 #include <string>
@@ -40,6 +40,8 @@ constexpr const char* advise_usage =
     "                     deleted since the trace was written (by its name, or its\n"
     "                     debug file DIR/.build-id/xx/rest.debug) and for the debug\n"
     "                     files of stripped binaries; repeatable\n"
+    "  --                 end of the options: the argument after it is the trace,\n"
+    "                     even one whose name starts with -\n"
     "  -h, --help         this help\n";
 
 int advise_usage_error(const std::string& message) {
@@ -55,12 +57,24 @@ int advise_main(int argc, char** argv) {
   bool measure = true;
   analyze::advise_options ao;
   analyze::options opts;
+  bool options_ended = false;  // by "--": the argument after it is the trace
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
     const auto take_value = [&](std::string_view name) {
       return option_value(argc, argv, i, name, value);
     };
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    if (options_ended || !looks_like_option(arg)) {
+      if (!file.empty())
+        return advise_usage_error("one trace file only ('" + file + "' and '" + std::string(arg) +
+                                  "')");
+      file = std::string(arg);
+      continue;
+    }
     if (arg == "-h" || arg == "--help") {
       std::cout << advise_usage;
       return 0;
@@ -73,27 +87,18 @@ int advise_main(int argc, char** argv) {
       else
         return advise_usage_error("unknown format '" + std::string(value) + "' (text, json)");
     } else if (take_value("--top")) {
-      const std::string v(value);
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE)
-        return advise_usage_error("--top needs a number, not '" + v + "'");
-      ao.top_sites = n > std::numeric_limits<std::size_t>::max()
-                         ? std::numeric_limits<std::size_t>::max()
-                         : static_cast<std::size_t>(n);
+      std::uint64_t n = 0;
+      const std::string error =
+          read_count("--top", value, std::numeric_limits<std::size_t>::max(), n);
+      if (!error.empty()) return advise_usage_error(error);
+      ao.top_sites = static_cast<std::size_t>(n);
     } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
     } else if (arg == "--no-measure") {
       measure = false;
     } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {
       return advise_usage_error(std::string(arg) + " needs a value");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return advise_usage_error("unknown option '" + std::string(arg) + "'");
-    } else if (file.empty()) {
-      file = std::string(arg);
     } else {
-      return advise_usage_error("one trace file only ('" + file + "' and '" + std::string(arg) +
-                                "')");
+      return advise_usage_error("unknown option '" + std::string(arg) + "'");
     }
   }
   if (file.empty()) return advise_usage_error("no trace file given");

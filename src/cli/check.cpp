@@ -1,7 +1,8 @@
 // `lowalloc check TRACE [limits...]`: a gate for CI. Limits on the totals, on the allocations
 // that pass through one place (--site), and against a baseline trace (--max-increase), each
 // checked and printed; the first exceeded one makes the exit status 1. The C and C++ runtimes'
-// own leaks (analyze/runtime.hpp) are left out of the leak limits unless --include-runtime.
+// own leaks (analyze/runtime.hpp) are left out of the leak limits unless --include-runtime. After
+// `--` the argument is the TRACE, even one that starts with '-'.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -15,7 +16,6 @@
 #include "report/diff.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -49,7 +49,8 @@ constexpr const char* usage =
     "  --site PLACE          the limits after it apply to the allocations whose stack passes\n"
     "                        through PLACE: FUNCTION, FILE:LINE or FUNCTION:LINE (a file by its\n"
     "                        name or the end of its path; a function by its name, qualified or\n"
-    "                        not, without parameters); each --site needs a limit after it\n"
+    "                        not, without parameters; LINE from 1 to 4294967295); each\n"
+    "                        --site needs a limit after it\n"
     "\n"
     "against an earlier trace:\n"
     "  --baseline OLD        the trace to compare with (sites matched as by lowalloc diff)\n"
@@ -70,6 +71,8 @@ constexpr const char* usage =
     "                        DIR/.build-id/xx/rest.debug) and for the debug files of\n"
     "                        stripped binaries; repeatable\n"
     "  -q, --quiet           print only what fails\n"
+    "  --                    end of the options: the argument after it is the trace, even\n"
+    "                        one whose name starts with -\n"
     "  -h, --help            this help\n";
 
 int usage_error(const std::string& message) {
@@ -84,10 +87,19 @@ constexpr std::string_view metric_options[] = {"--max-allocations", "--max-bytes
                                                "--max-temporary", "--max-leaked-bytes",
                                                "--max-peak-bytes"};
 
+// A --site PLACE: a name (function or file) and maybe a line.
+struct place_spec {
+  std::string name;
+  unsigned line = 0;  // 0: any
+
+  bool matches(const analyze::frame& f) const;
+};
+
 struct limit {
   metric what;
   std::uint64_t max;
   std::string site;  // empty: the totals
+  place_spec place;  // the site's
 };
 
 // One checked limit: a test case of the JUnit report.
@@ -117,30 +129,34 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// A --site PLACE: a name (function or file) and maybe a line.
-struct place_spec {
-  std::string name;
-  unsigned line = 0;  // 0: any
+bool place_spec::matches(const analyze::frame& f) const {
+  if (line != 0 && f.line != line) return false;
+  if (!f.file.empty() && (f.file == name || ends_with(f.file, "/" + name))) return true;
+  if (f.function.empty()) return false;
+  if (f.function == name) return true;
+  const std::string base = analyze::detail::base_name(f.function);
+  return base == name || ends_with(base, "::" + name);
+}
 
-  explicit place_spec(const std::string& text) : name(text) {
-    const std::size_t colon = text.rfind(':');
-    if (colon != std::string::npos && colon + 1 < text.size() &&
-        text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
-        (colon == 0 || text[colon - 1] != ':')) {
-      name = text.substr(0, colon);
-      line = static_cast<unsigned>(std::strtoul(text.c_str() + colon + 1, nullptr, 10));
-    }
-  }
-
-  bool matches(const analyze::frame& f) const {
-    if (line != 0 && f.line != line) return false;
-    if (!f.file.empty() && (f.file == name || ends_with(f.file, "/" + name))) return true;
-    if (f.function.empty()) return false;
-    if (f.function == name) return true;
-    const std::string base = analyze::detail::base_name(f.function);
-    return base == name || ends_with(base, "::" + name);
-  }
-};
+// --site's PLACE into `place`: NAME:LINE when digits follow its last colon that is not one of a
+// "::" (a qualified function's), else a NAME alone; a name may hold other colons ("[abi:cxx11]").
+// Empty if it is one, else the usage error: a LINE of 0 would match any line, and one past what a
+// line number holds would be cut down to another line, so both are refused.
+std::string parse_place(const std::string& text, place_spec& place) {
+  place = place_spec{text, 0};
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size() ||
+      text.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+      (colon != 0 && text[colon - 1] == ':'))
+    return {};
+  std::uint64_t line = 0;
+  if (parse_count(std::string_view(text).substr(colon + 1), line) != count_status::ok ||
+      line == 0 || line > std::numeric_limits<unsigned>::max())
+    return "--site needs a line from 1 to " + std::to_string(std::numeric_limits<unsigned>::max()) +
+           " after the colon, not '" + text + "'";
+  place = place_spec{text.substr(0, colon), static_cast<unsigned>(line)};
+  return {};
+}
 
 // A site's counters with the runtime's leaks left out (unless they count).
 analyze::counters program_part(const analyze::counters& c, const analyze::counters* runtime) {
@@ -339,11 +355,13 @@ int check_main(int argc, char** argv) {
   std::string junit;
   std::vector<limit> limits;
   std::string site;  // the --site the next limits apply to
+  place_spec place;  // and what it names
   double increase = -1;
   bool include_runtime = false;
   bool allow_incomplete = false;
   bool quiet = false;
   analyze::options opts;
+  bool options_ended = false;  // by "--": the argument after it is the trace
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string v;
@@ -353,13 +371,23 @@ int check_main(int argc, char** argv) {
       v = std::string(found);
       return true;
     };
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    if (options_ended || !looks_like_option(arg)) {
+      if (!file.empty())
+        return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
+      file = std::string(arg);
+      continue;
+    }
     bool is_limit = false;
     for (std::size_t m = 0; m < std::size(metric_options); ++m) {
       if (!take(metric_options[m])) continue;
       std::uint64_t n = 0;
-      if (!parse_count(v, n))
-        return usage_error(std::string(metric_options[m]) + " needs a count, not '" + v + "'");
-      limits.push_back(limit{static_cast<metric>(m), n, site});
+      if (const std::string error = read_count_with_suffix(metric_options[m], v, n); !error.empty())
+        return usage_error(error);
+      limits.push_back(limit{static_cast<metric>(m), n, site, place});
       is_limit = true;
       break;
     }
@@ -374,13 +402,19 @@ int check_main(int argc, char** argv) {
       // dropped without a word, as the last one would (below).
       if (!site.empty() && (limits.empty() || limits.back().site != site))
         return usage_error("--site " + site + " has no limit after it");
+      if (const std::string error = parse_place(v, place); !error.empty())
+        return usage_error(error);
       site = v;
     } else if (take("--baseline")) {
+      // An empty name would be taken for no baseline at all: the comparison asked for would be
+      // left out without a word.
+      if (v.empty()) return usage_error("--baseline needs a file name");
       baseline = v;
     } else if (take("--max-increase")) {
       if (!parse_percent(v, increase))
         return usage_error("--max-increase needs a percentage from 0 to 1000000%, not '" + v + "'");
     } else if (take("--junit")) {
+      if (v.empty()) return usage_error("--junit needs a file name");  // else: no report
       junit = v;
     } else if (arg == "--include-runtime") {
       include_runtime = true;
@@ -391,7 +425,7 @@ int check_main(int argc, char** argv) {
       opts.symbolize = false;
     } else if (arg == "-q" || arg == "--quiet") {
       quiet = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
+    } else {
       return usage_error(std::find(std::begin(metric_options), std::end(metric_options), arg) !=
                                      std::end(metric_options) ||
                                  arg == "--site" || arg == "--baseline" ||
@@ -399,10 +433,6 @@ int check_main(int argc, char** argv) {
                                  arg == "--debug-path"
                              ? std::string(arg) + " needs a value"
                              : "unknown option '" + std::string(arg) + "'");
-    } else if (file.empty()) {
-      file = std::string(arg);
-    } else {
-      return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
     }
   }
   if (file.empty()) return usage_error("no trace file given");
@@ -461,7 +491,7 @@ int check_main(int argc, char** argv) {
       figure = value(now.totals(), l.what);
       sites = now.all_sites();
     } else {
-      sites = now.through(place_spec(l.site));
+      sites = now.through(l.place);
       for (std::size_t s : sites) figure += value(now.site_counters(s), l.what);
     }
     const std::string scope = l.site.empty() ? "" : l.site + ": ";

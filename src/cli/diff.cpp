@@ -1,7 +1,8 @@
 // `lowalloc diff BEFORE AFTER [--format text|json] [--top N] [--all] [--no-symbols]
 // [--debug-path DIR]`: the two traces' summaries side by side and each site's change
-// (report/diff.hpp). Exit status: 0, 2 a usage error, a trace that cannot be read or is damaged
-// (the diff is printed first if both were read) or an output that cannot be written.
+// (report/diff.hpp). After `--` each argument is a trace, even one that starts with '-'. Exit
+// status: 0, 2 a usage error, a trace that cannot be read or is damaged (the diff is printed
+// first if both were read) or an output that cannot be written.
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 
@@ -11,7 +12,9 @@
 #include "cli/traces.hpp"
 #include "report/diff.hpp"
 
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +42,8 @@ constexpr const char* usage =
     "                      deleted since the trace was written (by its name, or its\n"
     "                      debug file DIR/.build-id/xx/rest.debug) and for the debug\n"
     "                      files of stripped binaries; repeatable\n"
+    "  --                  end of the options: the two arguments after it are the\n"
+    "                      traces, even ones whose names start with -\n"
     "  -h, --help          this help\n";
 
 int usage_error(const std::string& message) {
@@ -54,6 +59,7 @@ int diff_main(int argc, char** argv) {
   bool top_given = false;
   report::diff_options o;
   analyze::options opts;
+  bool options_ended = false;  // by "--": each argument after it is a trace
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string value;
@@ -63,6 +69,14 @@ int diff_main(int argc, char** argv) {
       value = std::string(found);
       return true;
     };
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    if (options_ended || !looks_like_option(arg)) {
+      files.emplace_back(arg);
+      continue;
+    }
     if (arg == "-h" || arg == "--help") {
       std::cout << usage;
       return 0;
@@ -73,7 +87,9 @@ int diff_main(int argc, char** argv) {
       json = value == "json";
     } else if (take("--top")) {
       std::uint64_t n = 0;
-      if (!parse_count(value, n)) return usage_error("--top needs a number, not '" + value + "'");
+      const std::string error =
+          read_count("--top", value, std::numeric_limits<std::size_t>::max(), n);
+      if (!error.empty()) return usage_error(error);
       o.top = static_cast<std::size_t>(n);
       top_given = true;
     } else if (arg == "--all") {
@@ -83,10 +99,8 @@ int diff_main(int argc, char** argv) {
       opts.symbolize = false;
     } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usage_error("unknown option '" + std::string(arg) + "'");
     } else {
-      files.emplace_back(arg);
+      return usage_error("unknown option '" + std::string(arg) + "'");
     }
   }
   if (files.size() != 2)

@@ -1,6 +1,7 @@
 // The processes of a run, one row each (processes.hpp). Only the totals of each trace are kept:
 // a build traces hundreds of processes, read a few at a time, without symbols.
 #include "cli/processes.hpp"
+#include "cli/options.hpp"
 
 #include "analyze/analysis.hpp"
 
@@ -12,6 +13,7 @@
 #include <new>
 #include <ostream>
 #include <set>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -68,11 +70,15 @@ bool is_pid_suffix(const std::string& s) {
   return digits != 0;
 }
 
-// (pid, k) of a suffix "N" or "N.K", for the order of the files.
-std::pair<unsigned long long, unsigned long long> suffix_key(const std::string& s) {
+// (pid, k) of a suffix "N" or "N.K", for the order of the files. is_pid_suffix() let through
+// only 1 to 18 digits on each side of the dot: parse_count() takes each whole, and has nothing to
+// refuse (std::stoull would throw on what it could not read, and end the command).
+std::pair<std::uint64_t, std::uint64_t> suffix_key(const std::string& s) {
   const std::size_t dot = s.find('.');
-  const unsigned long long pid = std::stoull(s.substr(0, dot));
-  const unsigned long long k = dot == std::string::npos ? 0 : std::stoull(s.substr(dot + 1));
+  std::uint64_t pid = 0;
+  std::uint64_t k = 0;
+  parse_count(std::string_view(s).substr(0, dot), pid);
+  if (dot != std::string::npos) parse_count(std::string_view(s).substr(dot + 1), k);
   return {pid, k};
 }
 

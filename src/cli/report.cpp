@@ -2,9 +2,10 @@
 // [--lines] [--no-symbols] [--no-fold] [--objects] [--debug-path DIR]`:
 // reads a trace and prints it in one of the formats of src/report (formats()), on standard
 // output or into OUT. `lowalloc report --processes FILE... [--format text|json] [-o OUT] [--top N]
-// [--sort KEY]`: the processes of a run, one row each (processes.hpp). Exit status: 0, 2 a usage
-// error, a file that cannot be read or is damaged (then what could be read is printed first) or
-// an output that cannot be written.
+// [--sort KEY]`: the processes of a run, one row each (processes.hpp). After `--` each argument
+// is a FILE, even one that starts with '-'. Exit status: 0, 2 a usage error, a file that cannot
+// be read or is damaged (then what could be read is printed first) or an output that cannot be
+// written.
 #include "cli/commands.hpp"
 #include "cli/notes.hpp"
 #include "cli/options.hpp"
@@ -20,8 +21,7 @@
 #include "report/report.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -100,6 +100,8 @@ std::string usage_text() {
       "                     FILE and the FILE.PID files of the processes it started\n"
       "                     (--follow-exec, fork), or of each FILE named; with\n"
       "                     --format text or json, -o, --top and --sort\n"
+      "  --                 end of the options: each argument after it is a trace\n"
+      "                     file, even one whose name starts with -\n"
       "  -h, --help         this help\n";
   return text;
 }
@@ -181,12 +183,21 @@ int report_main(int argc, char** argv) {
   bool objects = false;
   std::string output;
 
+  bool options_ended = false;  // by "--": each argument after it is a trace file
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
     const auto take_value = [&](std::string_view name) {
       return option_value(argc, argv, i, name, value);
     };
+    if (!options_ended && arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    if (options_ended || !looks_like_option(arg)) {
+      files.emplace_back(arg);
+      continue;
+    }
     if (arg == "-h" || arg == "--help") {
       std::cout << usage_text();
       return 0;
@@ -200,14 +211,11 @@ int report_main(int argc, char** argv) {
       if (value.empty()) return usage_error(std::string(arg) + " needs a file name");
       output = std::string(value);
     } else if (take_value("--top")) {
-      const std::string v(value);
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] == '-' || end == nullptr || *end != '\0' || errno == ERANGE)
-        return usage_error("--top needs a number, not '" + v + "'");
-      ro.top = n > std::numeric_limits<std::size_t>::max() ? std::numeric_limits<std::size_t>::max()
-                                                           : static_cast<std::size_t>(n);
+      std::uint64_t n = 0;
+      const std::string error =
+          read_count("--top", value, std::numeric_limits<std::size_t>::max(), n);
+      if (!error.empty()) return usage_error(error);
+      ro.top = static_cast<std::size_t>(n);
       top_given = true;
     } else if (take_value("--sort")) {
       if (!report::parse_sort_key(value, ro.sort))
@@ -235,10 +243,8 @@ int report_main(int argc, char** argv) {
     } else if (arg == "--format" || arg == "-o" || arg == "--output" || arg == "--top" ||
                arg == "--sort" || arg == "--inuse" || arg == "--debug-path") {
       return usage_error(std::string(arg) + " needs a value");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usage_error("unknown option '" + std::string(arg) + "'");
     } else {
-      files.emplace_back(arg);
+      return usage_error("unknown option '" + std::string(arg) + "'");
     }
   }
   if (files.empty()) return usage_error("no trace file given");

@@ -1,6 +1,7 @@
 // `lowalloc run`: starts PROGRAM with liblowalloc_trace.so preloaded, waits for it, tells the user
 // where the trace is, and exits with PROGRAM's exit status.
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "report/common.hpp"
 #include "trace/format.hpp"
 #include "trace/launch_env.hpp"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -277,9 +279,8 @@ int run_main(int argc, char** argv) {
       } else {
         v = a.substr(8);
       }
-      char* end = nullptr;
-      long d = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != 0 || d < 1 || d > 256)
+      std::uint64_t d = 0;
+      if (parse_count(v, d) != count_status::ok || d < 1 || d > 256)
         return usage_error("--depth takes a number from 1 to 256, not '" + v + "'");
       opt.depth = static_cast<int>(d);
     } else if (a == "-q" || a == "--quiet") {

@@ -6,7 +6,6 @@
 #include "analyze/analysis.hpp"
 #include "analyze/compare.hpp"
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,10 +20,6 @@ struct read_trace {
 /// The analyses of `paths`, in their order; with `places`, each one's places too.
 std::vector<read_trace> read_traces(const std::vector<std::string>& paths,
                                     const analyze::options& opts, bool places = false);
-
-/// `text` as a count: digits, optionally with a suffix k, M, G (powers of 1000) or KiB, MiB,
-/// GiB (powers of 1024); false if it is not one.
-bool parse_count(const std::string& text, std::uint64_t& out);
 
 }  // namespace lowalloc::cli
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -760,6 +761,101 @@ TEST(Cli, UsageErrors) {
     EXPECT_TRUE(contains(r.err, "usage: lowalloc report"));
     EXPECT_TRUE(r.out.empty());
   }
+}
+
+// --top takes decimal digits and nothing else. strtoull, which read it before, skipped leading
+// spaces and took a sign: " 5" and "+5" were 5, and a stray space in a script went unnoticed.
+TEST(Cli, TopTakesDecimalDigitsOnly) {
+  const std::string path = temp_file("top", good_trace());
+  for (const std::string value : {" 5", "5 ", "+5", "-5", "", "0x10", "1k", "5.0", "\xd9\xa3"}) {
+    const cli_result r = run_report({path, "--top", value});
+    EXPECT_EQ(r.status, 2) << "'" << value << "'";
+    EXPECT_TRUE(contains(
+        r.err,
+        "lowalloc report: --top needs a number (decimal digits only), not '" + value + "'\n"));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // One more than the largest count is refused, not cut down to the largest; the largest is taken.
+  cli_result r = run_report({path, "--top=18446744073709551616"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc report: --top needs a number from 0 to 18446744073709551615, not "
+                       "'18446744073709551616'\n"));
+  r = run_report({path, "--format", "json", "--top", "18446744073709551615"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  ::unlink(path.c_str());
+}
+
+// The working directory, changed for a scope: a file named "-x.trace" is named so on a command
+// line only from its own directory (a path to it from elsewhere starts with '/' or '.').
+class working_directory {
+ public:
+  explicit working_directory(const std::string& dir) : saved_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  working_directory(const working_directory&) = delete;
+  working_directory& operator=(const working_directory&) = delete;
+  ~working_directory() {
+    std::error_code ignored;
+    std::filesystem::current_path(saved_, ignored);
+  }
+
+ private:
+  std::filesystem::path saved_;
+};
+
+// "--" ends the options, as in `lowalloc run`: a trace whose name starts with '-' is read after it
+// instead of being taken for an unknown option, and so is one named as an option is.
+TEST(Cli, DoubleDashEndsTheOptions) {
+  const std::string dir =
+      ::testing::TempDir() + "lowalloc_report_dash_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"-x.trace", "--top"}) {
+    trace_writer w;
+    w.file() = good_trace();
+    w.save(dir + "/" + name);
+  }
+  const working_directory in_dir(dir);
+  cli_result r = run_report({"--format", "json", "--", "-x.trace"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out)["allocations"].n, 1500) << r.out;
+  r = run_report({"--top", "0", "--", "--top"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "lowalloc report: --top\n")) << r.out;
+  // After "--" an option's name is a file: "--help" is a second trace, not the help.
+  r = run_report({"--", "-x.trace", "--help"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "lowalloc report: one trace file only ('-x.trace' and '--help'"))
+      << r.err;
+  // Before "--", a name that starts with '-' is still an option.
+  r = run_report({"-x.trace"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "lowalloc report: unknown option '-x.trace'\n")) << r.err;
+  // The processes of two traces named after "--".
+  r = run_report({"--processes", "--format", "json", "--", "-x.trace", "--top"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out)["totals"]["allocations"].n, 3000) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// An option given twice takes its last value (in every command); one that takes a value, last on
+// the command line without it, is a usage error that names it.
+TEST(Cli, AnOptionGivenTwiceTakesItsLastValue) {
+  const std::string path = temp_file("twice", good_trace());
+  cli_result r = run_report({"--format", "text", "--format=folded", path, "--no-fold"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "0x1000 1500\n");
+  r = run_report({path, "--format", "json", "--top", "0", "--top", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out)["sites"].items.size(), 1u) << r.out;
+  for (const char* option :
+       {"--format", "-o", "--output", "--top", "--sort", "--inuse", "--debug-path"}) {
+    r = run_report({path, option});
+    EXPECT_EQ(r.status, 2) << option;
+    EXPECT_TRUE(contains(r.err, "lowalloc report: " + std::string(option) + " needs a value\n"))
+        << r.err;
+  }
+  ::unlink(path.c_str());
 }
 
 // --processes FILE: the files FILE.PID[.K] next to FILE whose process descends from FILE's, by

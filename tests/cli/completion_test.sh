@@ -73,6 +73,13 @@ PATH="$work/bin:$PATH" expect "lowalloc_test_program" lowalloc run -q -o x.trace
 expect "bin/lowalloc_test_program" lowalloc run -- bin/low
 expect "a.trace b.trace bin notes.txt sub" lowalloc run -- ./prog ""
 expect "notes.txt" lowalloc run -o x.trace ./prog --flag no
+# After "--": trace files only, even one whose name starts with - (made here, after the listings
+# above, which it would join).
+touch ./-x.trace
+for command in report advise diff check; do
+  expect "-x.trace" lowalloc "$command" -- -
+done
+expect "-x.trace" lowalloc check --max-allocations 1 -- -
 
 # Every option of `lowalloc help COMMAND` completes.
 for command in run report advise diff check; do

@@ -71,6 +71,12 @@ class diff_check_test : public ::testing::Test {
     return run_command(args, dir_);
   }
 
+  // `lowalloc ARGS...` run in the test's directory, where a trace can be named "-x.trace".
+  command_result lowalloc_in_dir(std::vector<std::string> args) {
+    args.insert(args.begin(), {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir_.string(), cli});
+    return run_command(args, dir_);
+  }
+
   // `lowalloc ARGS... >/dev/full` (with REDIRECT: another redirection of standard output).
   command_result lowalloc_to(const std::string& redirect, std::vector<std::string> args) {
     args.insert(args.begin(), {"/bin/sh", "-c", "exec \"$0\" \"$@\" " + redirect, cli});
@@ -513,6 +519,155 @@ TEST_F(diff_check_test, check_refuses_a_site_with_no_limit_after_it) {
   r = lowalloc({"check", "-q", file, "--site", "no_such_function", "--max-allocations", "0",
                 "--site", "main", "--max-allocations", "5000"});
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// "--" ends the options of diff, check and advise, as of run and report: a trace whose name starts
+// with '-', or is an option's, is read after it.
+TEST_F(diff_check_test, double_dash_ends_the_options_of_diff_check_and_advise) {
+  const std::string file = trace("diff_program", {"10"});
+  fs::copy_file(file, dir_ / "-before.trace");
+  fs::copy_file(file, dir_ / "--top");
+  command_result r = lowalloc_in_dir({"diff", "--no-symbols", "--", "-before.trace", "--top"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "lowalloc diff: -before.trace -> --top\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "0 of them changed; 0 new, 0 gone")) << r.out;
+  r = lowalloc_in_dir({"check", "--no-symbols", "--max-allocations", "1G", "--", "-before.trace"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "ok: allocations ")) << r.out;
+  // After "--" a limit is a file: a second trace, which check does not take.
+  r = lowalloc_in_dir({"check", "--max-allocations", "1G", "--", "-before.trace", "--max-bytes"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc check: one trace file only ('-before.trace' and "
+                       "'--max-bytes')\n"))
+      << r.err;
+  r = lowalloc_in_dir({"advise", "--no-measure", "--", "--top"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("lowalloc advise: ", 0), 0u) << r.out;
+  // Without "--", such a name is an option.
+  r = lowalloc_in_dir({"diff", "-before.trace", "-before.trace"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc diff: unknown option '-before.trace'\n")) << r.err;
+}
+
+// A number on the command line is decimal digits and nothing else, in every command: no space (the
+// strtoull that read advise's --top skipped leading ones), no sign, no suffix where none is
+// documented (diff's --top took "1k" as 1000), and nothing too large to hold. Only the limits of
+// check take a suffix after the digits. The values are refused before any trace is read.
+TEST_F(diff_check_test, numbers_are_decimal_digits_only) {
+  const std::string largest = "18446744073709551615";
+  for (const std::string value : {" 5", "5 ", "+5", "-5", "", "0x10", "1k", "5.0"}) {
+    SCOPED_TRACE("'" + value + "'");
+    command_result r = lowalloc({"diff", "a.trace", "b.trace", "--top", value});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(
+        r.err, "lowalloc diff: --top needs a number (decimal digits only), not '" + value + "'\n"))
+        << r.err;
+    r = lowalloc({"advise", "a.trace", "--top=" + value});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(
+        r.err,
+        "lowalloc advise: --top needs a number (decimal digits only), not '" + value + "'\n"))
+        << r.err;
+  }
+  for (const char* command : {"diff", "advise"}) {
+    const command_result r = lowalloc({command, "a.trace", "--top", largest + "0"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc " + std::string(command) +
+                                    ": --top needs a number from 0 to " + largest + ", not '" +
+                                    largest + "0'\n"))
+        << r.err;
+  }
+  for (const std::string value : {" 5", "5 ", "+5", "-5", "", "0x10", "5kB", "1.5k", "k"}) {
+    SCOPED_TRACE("'" + value + "'");
+    const command_result r = lowalloc({"check", "a.trace", "--max-allocations", value});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err,
+                         "lowalloc check: --max-allocations needs a count (decimal digits, then k, "
+                         "M, G, KiB, MiB or GiB if any), not '" +
+                             value + "'\n"))
+        << r.err;
+  }
+  for (const std::string& value : {largest + "0", largest + "k", std::string("20000000000G")}) {
+    const command_result r = lowalloc({"check", "a.trace", "--max-bytes", value});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc check: --max-bytes needs a count of at most " + largest +
+                                    ", not '" + value + "'\n"))
+        << r.err;
+  }
+}
+
+// --site FILE:LINE: a line of 0 matched any line, and one past 2^32 - 1 was cut down to another
+// line (4294967296 to 0): both are refused now. A name with a colon and no number after it
+// ("to_string[abi:cxx11]") is still a name.
+TEST_F(diff_check_test, check_refuses_a_site_line_that_is_no_line) {
+  const std::string file = trace("diff_program", {"10"});
+  for (const char* place :
+       {"diff_program.cpp:0", "diff_program.cpp:4294967296", "main:99999999999999999999999"}) {
+    const command_result r = lowalloc({"check", file, "--site", place, "--max-allocations", "1"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err,
+                         "lowalloc check: --site needs a line from 1 to 4294967295 after the "
+                         "colon, not '" +
+                             std::string(place) + "'\n"))
+        << r.err;
+  }
+  const command_result r = lowalloc(
+      {"check", "--no-symbols", file, "--site", "to_string[abi:cxx11]", "--max-allocations", "0"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "(no allocation passes through to_string[abi:cxx11])")) << r.out;
+}
+
+// check's --baseline and --junit with an empty name: taken before for no baseline and no report,
+// so the comparison or the report asked for was left out without a word.
+TEST_F(diff_check_test, check_refuses_an_empty_baseline_or_junit) {
+  const std::string file = trace("diff_program", {"10"});
+  for (const char* option : {"--baseline", "--junit"}) {
+    command_result r = lowalloc({"check", "--no-symbols", file, "--max-allocations", "1G",
+                                 "--max-increase", "5%", option, ""});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc check: " + std::string(option) + " needs a file name\n"))
+        << r.err;
+    r = lowalloc(
+        {"check", "--no-symbols", file, "--max-allocations", "1G", std::string(option) + "="});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc check: " + std::string(option) + " needs a file name\n"))
+        << r.err;
+  }
+}
+
+// An option that takes a value, last on the command line, is a usage error that names it, in
+// each command; one given twice takes its last value.
+TEST_F(diff_check_test, options_without_their_value_and_options_given_twice) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> value_options = {
+      {"diff", {"--format", "--top", "--debug-path"}},
+      {"advise", {"--format", "--top", "--debug-path"}},
+      {"check",
+       {"--max-allocations", "--max-bytes", "--max-temporary", "--max-leaked-bytes",
+        "--max-peak-bytes", "--site", "--baseline", "--max-increase", "--junit", "--debug-path"}}};
+  for (const auto& [command, options] : value_options) {
+    for (const std::string& option : options) {
+      const command_result r = lowalloc({command, "a.trace", option});
+      EXPECT_EQ(r.status, 2) << command << " " << option;
+      EXPECT_TRUE(contains(r.err, "lowalloc " + command + ": " + option + " needs a value\n"))
+          << r.err;
+    }
+  }
+  const std::string file = trace("diff_program", {"10"});
+  command_result r =
+      lowalloc({"diff", "--no-symbols", "--format", "json", "--format", "text", file, file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("lowalloc diff: ", 0), 0u) << r.out;
+  r = lowalloc({"advise", "--no-measure", "--top", "5", "--top", "0", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "no sites looked at (--top 0)")) << r.out;
+  const std::string first = (dir_ / "first.xml").string();
+  const std::string last = (dir_ / "last.xml").string();
+  r = lowalloc({"check", "-q", "--no-symbols", file, "--max-allocations", "1G", "--junit", first,
+                "--junit", last});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_TRUE(fs::exists(last));
 }
 
 TEST_F(diff_check_test, an_output_that_is_an_input_is_refused) {

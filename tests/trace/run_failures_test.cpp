@@ -147,6 +147,29 @@ TEST_F(run_failures, an_unwritable_output_is_refused_before_the_program_starts) 
   EXPECT_FALSE(ro_reason.empty()) << "no read-only directory could be made here";
 }
 
+// --depth takes decimal digits, from 1 to 256, and nothing else, as every number of the `lowalloc`
+// command line: strtol, which read it before, skipped leading spaces and took a sign, so " 8" and
+// "+8" were 8. A value refused is a usage error (125) before anything runs; a value taken lets
+// run go on to PROGRAM, which is missing here (127).
+TEST_F(run_failures, depth_takes_decimal_digits_only) {
+  const std::string missing = (dir_ / "no-such-program").string();
+  for (const std::string value :
+       {" 8", "8 ", "+8", "-8", "", "0x10", "8k", "0", "257", "18446744073709551617"}) {
+    SCOPED_TRACE("'" + value + "'");
+    const command_result r =
+        run_command({lowalloc_cli, "run", "--depth", value, "--", missing}, dir_);
+    EXPECT_EQ(r.status, 125) << r.err;
+    EXPECT_TRUE(contains(
+        r.err, "lowalloc run: --depth takes a number from 1 to 256, not '" + value + "'\n"))
+        << r.err;
+  }
+  for (const std::string value : {"1", "256", "008"}) {
+    SCOPED_TRACE(value);
+    const command_result r = run_command({lowalloc_cli, "run", "--depth=" + value, missing}, dir_);
+    EXPECT_EQ(r.status, 127) << r.err;
+  }
+}
+
 // The recorder holds the trace's path in 4096 bytes, and cuts a longer one: the trace would go to
 // another file (here one that exists, which it would replace). A path that does not fit with the
 // longest ".PID.N" the recorder adds for other processes (12 bytes) is refused.
