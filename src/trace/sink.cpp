@@ -488,7 +488,10 @@ bool hand_to_writer(thread_state* t) {
 void flush(thread_state* t, bool final_block) {
   if (t->pos == 0) return;
   end_block(t);
-  if (!writer_running || !hand_to_writer(t)) {
+  // A state's last block is written by the thread that ends it, which would otherwise wait for
+  // the writer thread to write it: waking the writer and waiting cost a thread that exits two
+  // context switches.
+  if (final_block || !writer_running || !hand_to_writer(t)) {
     // The thread writes its own block, after those it handed over (a writer stopped since may
     // still be writing them). Past a file size limit the write must fail (EFBIG) and stop the
     // trace, not kill the program with SIGXFSZ, which the writer thread has blocked.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -145,6 +146,32 @@ bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_
   return result != 0;
 }
 
+namespace {
+
+// The calling thread's stack, [lo, hi), from its thread descriptor (pthread_getattr_np): one system
+// call, for the affinity it also reads. /proc/self/maps took 16 for a small program, and a read of
+// it grows with the process's mappings (two for each thread's stack and state, live or cached)
+// and takes the lock of its address space that page faults take. False for the main thread,
+// whose stack its descriptor does not hold (glibc reads /proc/self/maps for it), and for a thread
+// that glibc did not start (a clone of its own shares another's descriptor): `frame` is not on
+// the stack found then.
+bool descriptor_stack(std::uintptr_t frame, std::uintptr_t* lo, std::uintptr_t* hi) {
+  if (syscall(SYS_gettid) == getpid()) return false;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void* base = nullptr;
+  std::size_t size = 0;
+  const bool known = pthread_attr_getstack(&attr, &base, &size) == 0;
+  pthread_attr_destroy(&attr);
+  const auto start = reinterpret_cast<std::uintptr_t>(base);
+  if (!known || frame < start || frame - start >= size) return false;
+  *lo = start;
+  *hi = start + size;
+  return true;
+}
+
+}  // namespace
+
 thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
   auto* mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
@@ -175,8 +202,9 @@ thread_state* create_thread_state() {
   t->generation = module_generation.load(std::memory_order_acquire);
 
   // Unknown bounds (0) mean no stacks: the unwinder reads only inside the mapping of the stack.
-  mapping_range(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)), &t->stack_lo,
-                &t->stack_hi);
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  if (!descriptor_stack(frame, &t->stack_lo, &t->stack_hi))
+    mapping_range(frame, &t->stack_lo, &t->stack_hi);
   begin_block(t);
   write_thread_record(t);
   pthread_setspecific(thread_key, t);
