@@ -170,14 +170,73 @@ bool descriptor_stack(std::uintptr_t frame, std::uintptr_t* lo, std::uintptr_t* 
   return true;
 }
 
+// The states of threads that have ended, kept for the next ones (under live_mutex): a program
+// that starts a thread per task paid, for each, a new mapping, the faults of every page its
+// thread touched, and at the thread's end an munmap, whose flush of other CPUs' TLBs interrupts
+// every CPU the process runs on. A state kept here holds no thread's events; its pages stay
+// (a few hundred KiB a state where a thread touched them).
+constexpr std::size_t spare_capacity = 8;
+thread_state* spare_states[spare_capacity];
+std::size_t spare_count = 0;
+
+// False when there are enough. The pages of its buffers, which the next thread writes before it
+// reads, go back to the system when it needs memory (MADV_FREE, before another thread can take
+// the state): a spare state of a busy thread would have kept 1 MiB of them.
+bool keep_spare(thread_state* t) {
+  pthread_mutex_lock(&live_mutex);
+  const bool room = spare_count < spare_capacity;
+  pthread_mutex_unlock(&live_mutex);
+  if (!room) return false;
+  const auto from =
+      (reinterpret_cast<std::uintptr_t>(t->buffers[0]) + page_bytes - 1) & ~(page_bytes - 1);
+  const auto to = (reinterpret_cast<std::uintptr_t>(t->buffers[1]) + buffer_bytes + trailer_bytes) &
+                  ~(page_bytes - 1);
+  madvise(reinterpret_cast<void*>(from), to - from, MADV_FREE);
+  pthread_mutex_lock(&live_mutex);
+  const bool kept = spare_count < spare_capacity;
+  if (kept) spare_states[spare_count++] = t;
+  pthread_mutex_unlock(&live_mutex);
+  return kept;
+}
+
+thread_state* take_spare() {
+  pthread_mutex_lock(&live_mutex);
+  thread_state* t = spare_count != 0 ? spare_states[--spare_count] : nullptr;
+  pthread_mutex_unlock(&live_mutex);
+  return t;
+}
+
+// Empties spare state `t` to what a fresh mapping holds, but for what a new state writes before
+// it reads (the buffers, the sort's room, the ORDERS column) and for the unwinder's rules and
+// remembered walks: those are facts about the code and about stack contents that a walk checks
+// before it trusts them, and stay unless a module was unloaded since (they may name its
+// addresses). The stack table's generation goes on, so that no remembered walk gives an id from
+// the thread before.
+void empty_spare(thread_state* t) {
+  const bool local_used = t->local_count + t->evicted_count != 0;
+  const std::uint32_t stacks_generation = t->stacks.generation;
+  const std::uint32_t generation = t->generation;
+  if (local_used) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
+  std::memset(t->stacks.entries, 0, first_table_capacity * sizeof(stack_entry));
+  unwind_cache* cache = t->cache;
+  if (generation != module_generation.load(std::memory_order_acquire)) unwind_cache_clear(cache);
+  std::memset(static_cast<void*>(t), 0, sizeof(thread_state));
+  t->stacks.generation = stacks_generation + 1;
+}
+
 }  // namespace
 
 thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
-  auto* mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
-  if (mem == nullptr) return nullptr;
-  const std::size_t kept_bytes = state_bytes + unwind_cache_rule_bytes();
-  wipe_on_fork(mem + kept_bytes, thread_mapping_bytes() - kept_bytes);
+  auto* mem = reinterpret_cast<unsigned char*>(take_spare());
+  if (mem != nullptr) {
+    empty_spare(reinterpret_cast<thread_state*>(mem));
+  } else {
+    mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
+    if (mem == nullptr) return nullptr;
+    const std::size_t kept_bytes = state_bytes + unwind_cache_rule_bytes();
+    wipe_on_fork(mem + kept_bytes, thread_mapping_bytes() - kept_bytes);
+  }
   auto* t = reinterpret_cast<thread_state*>(mem);
   unsigned char* at = mem + state_bytes;
   t->cache = unwind_cache_init(at);
@@ -241,7 +300,7 @@ void release_thread_state(thread_state* t) {
   kept_release(t->kept);
   remove_live(t);
   release_stacks(t->stacks);
-  munmap(t, thread_mapping_bytes());
+  if (!keep_spare(t)) munmap(t, thread_mapping_bytes());
 }
 
 thread_state* closed_event(thread_state* t) {
@@ -315,6 +374,9 @@ void live_fork_parent() { pthread_mutex_unlock(&live_mutex); }
 
 void live_fork_child() {
   pthread_mutex_init(&live_mutex, nullptr);
+  // The parent's spare states, copied, are the parent's.
+  for (std::size_t i = 0; i < spare_count; ++i) munmap(spare_states[i], thread_mapping_bytes());
+  spare_count = 0;
   // The other threads do not exist in the child: their states (copies of the parent's) are left
   // alone, never written, and the child's exit closes only the states its own threads make.
   live_head = nullptr;
