@@ -1285,6 +1285,40 @@ std::uint64_t allocations_at(const analyze::analysis& a, const std::string& func
   return n;
 }
 
+// A thread's recorder state is kept for the next thread when it ends, with the walks its unwinder
+// remembers, and glibc gives the next thread the same stack: two call sites at the same depth,
+// thread after thread, each keep their own allocations, all matched.
+TEST_F(trace_test, threads_one_after_another_keep_their_call_sites_apart) {
+  constexpr long threads = 200;
+  traced t = trace("thread_ends", {std::to_string(threads), "sequential"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace, true);
+  // The allocations of the sites whose stack passes through `function`.
+  const auto through = [&a](const std::string& function) {
+    std::uint64_t n = 0;
+    for (const analyze::site& s : a.sites)
+      for (const auto& f : s.stack)
+        if (f.function == function) {
+          n += s.totals.allocations;
+          break;
+        }
+    return n;
+  };
+  EXPECT_EQ(through("pairs_in_a"), 10u * threads / 2);
+  EXPECT_EQ(through("pairs_in_b"), 10u * threads / 2);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+  EXPECT_EQ(a.frees_not_seen, 0u);
+  EXPECT_GE(a.threads, static_cast<std::uint64_t>(threads));
+  // Against two threads, which glibc's allocation for the first thread it starts comes with too.
+  traced two = trace("thread_ends", {"2", "sequential"});
+  ASSERT_EQ(two.run.status, 0) << two.run.err;
+  expected e;
+  e.allocations = e.frees = e.temporary = 10 * (threads - 2);
+  e.bytes = (32 + 48) * 10 * (threads - 2) / 2;
+  e.by_kind = kinds({{fmt::kind_malloc, 10 * (threads - 2)}});
+  expect_counts(counts_of(a) - counts_of(read_complete(two.trace)), e);
+}
+
 // The unwinder remembers the walks from a call site with the stack ids they were given; a fork
 // child starts its ids again, and must not take the parent's for the same walks.
 TEST_F(trace_test, a_fork_child_defines_the_stacks_its_parent_walked_before_the_fork) {

@@ -28,7 +28,10 @@
                   program that does not exist and is joined; K more pairs, then exit(0)
      raw_exit     K pairs of malloc(32)/free, K blocks of 32 kept, then the exit_group system
                   call with status 3, as Go's runtime ends a program: no exit handler runs
-     raw_exit_fork  a fork child does what `raw_exit` does; the parent waits for it, exits 0 */
+     raw_exit_fork  a fork child does what `raw_exit` does; the parent waits for it, exits 0
+     sequential   K threads one after another, joined each before the next starts: the even ones
+                  make 10 pairs of malloc(32)/free in pairs_in_a, the odd ones 10 of malloc(48)/free
+                  in pairs_in_b, two call sites at the same depth */
 #define _GNU_SOURCE
 #include <aio.h>
 #include <dirent.h>
@@ -147,6 +150,17 @@ static void* return_at_once(void* arg) { return arg; }
 static void* exec_path(void* path) {
   char* args[] = {"true", NULL};
   execv(path, args);
+  return NULL;
+}
+
+__attribute__((noinline)) static void pairs_in_a(void) { malloc_free_pairs(10, 32); }
+__attribute__((noinline)) static void pairs_in_b(void) { malloc_free_pairs(10, 48); }
+
+static void* one_of_two_sites(void* odd) {
+  if (odd != NULL)
+    pairs_in_b();
+  else
+    pairs_in_a();
   return NULL;
 }
 
@@ -318,6 +332,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "raw_exit") == 0) raw_exit();
+  if (strcmp(mode, "sequential") == 0) {
+    for (long i = 0; i < k; ++i) {
+      pthread_t thread;
+      if (pthread_create(&thread, NULL, one_of_two_sites, (i & 1) != 0 ? &k : NULL) != 0) return 1;
+      pthread_join(thread, NULL);
+    }
+    return 0;
+  }
   if (strcmp(mode, "raw_exit_fork") == 0) {
     pid_t child = fork();
     if (child < 0) return 1;
