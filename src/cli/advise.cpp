@@ -58,6 +58,7 @@ int advise_main(int argc, char** argv) {
   analyze::advise_options ao;
   analyze::options opts;
   bool options_ended = false;  // by "--": the argument after it is the trace
+  std::string path_error;      // an empty --debug-path
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
@@ -92,7 +93,8 @@ int advise_main(int argc, char** argv) {
           read_count("--top", value, std::numeric_limits<std::size_t>::max(), n);
       if (!error.empty()) return advise_usage_error(error);
       ao.top_sites = static_cast<std::size_t>(n);
-    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths, path_error)) {
+      if (!path_error.empty()) return advise_usage_error(path_error);
     } else if (arg == "--no-measure") {
       measure = false;
     } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {

@@ -154,6 +154,8 @@ std::string parse_place(const std::string& text, place_spec& place) {
       line == 0 || line > std::numeric_limits<unsigned>::max())
     return "--site needs a line from 1 to " + std::to_string(std::numeric_limits<unsigned>::max()) +
            " after the colon, not '" + text + "'";
+  // ":12" would match no site: no function or file has an empty name.
+  if (colon == 0) return "--site needs a file or function name before the line, not '" + text + "'";
   place = place_spec{text.substr(0, colon), static_cast<unsigned>(line)};
   return {};
 }
@@ -362,6 +364,7 @@ int check_main(int argc, char** argv) {
   bool quiet = false;
   analyze::options opts;
   bool options_ended = false;  // by "--": the argument after it is the trace
+  std::string path_error;      // an empty --debug-path
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string v;
@@ -420,7 +423,8 @@ int check_main(int argc, char** argv) {
       include_runtime = true;
     } else if (arg == "--allow-incomplete") {
       allow_incomplete = true;
-    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths, path_error)) {
+      if (!path_error.empty()) return usage_error(path_error);
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
     } else if (arg == "-q" || arg == "--quiet") {

@@ -60,6 +60,7 @@ int diff_main(int argc, char** argv) {
   report::diff_options o;
   analyze::options opts;
   bool options_ended = false;  // by "--": each argument after it is a trace
+  std::string path_error;      // an empty --debug-path
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string value;
@@ -94,7 +95,8 @@ int diff_main(int argc, char** argv) {
       top_given = true;
     } else if (arg == "--all") {
       o.unchanged = true;
-    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths, path_error)) {
+      if (!path_error.empty()) return usage_error(path_error);
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
     } else if (arg == "--format" || arg == "--top" || arg == "--debug-path") {

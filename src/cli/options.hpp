@@ -109,9 +109,15 @@ inline bool option_value(int argc, char** argv, int& i, std::string_view name,
 
 /// Whether argv[i] is `--debug-path DIR` (or `--debug-path=DIR`); DIR, made absolute, is added
 /// to `dirs` (report, advise, diff and check take it, repeatable: analyze::options::debug_paths).
-inline bool debug_path_option(int argc, char** argv, int& i, std::vector<std::string>& dirs) {
+/// An empty DIR sets `error` instead: it names no directory.
+inline bool debug_path_option(int argc, char** argv, int& i, std::vector<std::string>& dirs,
+                              std::string& error) {
   std::string_view value;
   if (!option_value(argc, argv, i, "--debug-path", value)) return false;
+  if (value.empty()) {
+    error = "--debug-path needs a directory";
+    return true;
+  }
   std::error_code ec;
   std::filesystem::path dir = std::filesystem::absolute(std::filesystem::path(value), ec);
   dirs.push_back(ec ? std::string(value) : dir.lexically_normal().string());

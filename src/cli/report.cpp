@@ -184,6 +184,7 @@ int report_main(int argc, char** argv) {
   std::string output;
 
   bool options_ended = false;  // by "--": each argument after it is a trace file
+  std::string path_error;      // an empty --debug-path
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
@@ -229,7 +230,8 @@ int report_main(int argc, char** argv) {
       else
         return usage_error("--inuse is end or peak, not '" + std::string(value) + "'");
       inuse_given = true;
-    } else if (debug_path_option(argc, argv, i, opts.debug_paths)) {
+    } else if (debug_path_option(argc, argv, i, opts.debug_paths, path_error)) {
+      if (!path_error.empty()) return usage_error(path_error);
     } else if (arg == "--no-symbols") {
       opts.symbolize = false;
     } else if (arg == "--no-fold") {

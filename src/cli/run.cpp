@@ -263,9 +263,11 @@ int run_main(int argc, char** argv) {
       return 0;
     }
     if (a == "-o" || a == "--output") {
-      if (++i == argc) return usage_error(a + " needs a file name");
+      // An empty name would be taken for no name: the default, not the file asked for.
+      if (++i == argc || argv[i][0] == '\0') return usage_error(a + " needs a file name");
       opt.output = argv[i];
     } else if (a.rfind("--output=", 0) == 0) {
+      if (a.size() == 9) return usage_error("--output needs a file name");
       opt.output = a.substr(9);
     } else if (a == "--no-fork") {
       opt.follow_fork = false;

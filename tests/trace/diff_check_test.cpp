@@ -636,6 +636,35 @@ TEST_F(diff_check_test, check_refuses_an_empty_baseline_or_junit) {
   }
 }
 
+// An empty --debug-path names no directory, and a --site of a line alone names no place: both were
+// taken (a directory "" searched for copies of binaries; a site that matched nothing, whose limit
+// then always held).
+TEST_F(diff_check_test, an_empty_debug_path_and_a_site_of_a_line_alone_are_refused) {
+  const std::string file = trace("diff_program", {"10"});
+  for (const char* command : {"report", "advise", "diff", "check"}) {
+    SCOPED_TRACE(command);
+    for (const std::vector<std::string>& path :
+         std::vector<std::vector<std::string>>{{"--debug-path", ""}, {"--debug-path="}}) {
+      std::vector<std::string> args = {command, file};
+      if (std::string(command) == "diff") args.push_back(file);
+      if (std::string(command) == "check") args.insert(args.end(), {"--max-allocations", "1G"});
+      args.insert(args.end(), path.begin(), path.end());
+      const command_result r = lowalloc(args);
+      EXPECT_EQ(r.status, 2) << r.err;
+      EXPECT_TRUE(contains(
+          r.err, "lowalloc " + std::string(command) + ": --debug-path needs a directory\n"))
+          << r.err;
+    }
+  }
+  const command_result r =
+      lowalloc({"check", "--no-symbols", file, "--site", ":12", "--max-allocations", "0"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc check: --site needs a file or function name before the "
+                       "line, not ':12'\n"))
+      << r.err;
+}
+
 // An option that takes a value, last on the command line, is a usage error that names it, in
 // each command; one given twice takes its last value.
 TEST_F(diff_check_test, options_without_their_value_and_options_given_twice) {

@@ -170,6 +170,22 @@ TEST_F(run_failures, depth_takes_decimal_digits_only) {
   }
 }
 
+// An empty output name was taken for none: the trace went to the default name, not where asked.
+TEST_F(run_failures, an_empty_output_name_is_refused) {
+  const std::string missing = (dir_ / "no-such-program").string();
+  for (const std::vector<std::string>& option :
+       std::vector<std::vector<std::string>>{{"-o", ""}, {"--output", ""}, {"--output="}}) {
+    SCOPED_TRACE(option[0]);
+    std::vector<std::string> args = {lowalloc_cli, "run"};
+    args.insert(args.end(), option.begin(), option.end());
+    args.insert(args.end(), {"--", missing});
+    const command_result r = run_command(args, dir_);
+    EXPECT_EQ(r.status, 125) << r.err;
+    const std::string name = option[0] == "-o" ? "-o" : "--output";
+    EXPECT_TRUE(contains(r.err, "lowalloc run: " + name + " needs a file name\n")) << r.err;
+  }
+}
+
 // The recorder holds the trace's path in 4096 bytes, and cuts a longer one: the trace would go to
 // another file (here one that exists, which it would replace). A path that does not fit with the
 // longest ".PID.N" the recorder adds for other processes (12 bytes) is refused.
