@@ -524,6 +524,11 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
   unsigned line = 0;
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias);
+  // libdwfl takes each range of .debug_aranges to reach to the start of the next one: a unit the
+  // section does not list (a Go unit, in a program built with cgo) was taken for the listed unit
+  // before it, and its frames got that unit's last line (all of a cgo program's Go frames
+  // showed gcc_mmap.c:37).
+  if (cu != nullptr && dwarf_haspc(cu, pc - bias) != 1) cu = nullptr;
   const bool by_aranges = cu != nullptr;
   if (cu == nullptr) cu = impl_->unit_of(module_session, mod, pc, &bias);
   if (cu != nullptr) {

@@ -458,6 +458,74 @@ TEST_F(modules_test, a_file_named_relative_to_its_compilation_directory_is_made_
   EXPECT_FALSE(contains(r.out, "../")) << r.out;
 }
 
+// A program whose .debug_aranges lists some of its units only, as a Go program built with cgo
+// lists its C units and not its Go ones. libdwfl takes each listed range to reach to the start of
+// the next, so a frame in an unlisted unit after a listed one was given that one's last line.
+TEST_F(modules_test, a_unit_that_debug_aranges_does_not_list_has_its_own_lines) {
+  const fs::path exe = dir_ / "partial_aranges";
+  fs::copy_file(program("partial_aranges"), exe);
+  // unit_alloc's address, then the sets of .debug_aranges that do not hold it.
+  const command_result symbols = run_command({LOWALLOC_TEST_READELF, "-sW", exe.string()}, dir_);
+  std::uint64_t alloc_at = 0;
+  std::istringstream lines(symbols.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 11 && line.compare(line.size() - 11, 11, " unit_alloc") == 0) {
+      std::istringstream fields(line);
+      std::string index, value;
+      fields >> index >> value;
+      alloc_at = std::stoull(value, nullptr, 16);
+    }
+  ASSERT_NE(alloc_at, 0u) << symbols.out;
+  const fs::path all = dir_ / "aranges";
+  ASSERT_EQ(objcopy({"--dump-section", ".debug_aranges=" + all.string(), exe.string()}), 0);
+  const std::string bytes = read_text(all.string());
+  const auto word = [&bytes](std::size_t at, std::size_t n) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      v |= std::uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+    return v;
+  };
+  std::string kept;
+  std::size_t dropped = 0;
+  for (std::size_t set = 0; set + 16 <= bytes.size();) {
+    const std::size_t end = set + 4 + word(set, 4);  // 32-bit DWARF: a length, then the set
+    ASSERT_LE(end, bytes.size());
+    bool holds = false;
+    for (std::size_t at = set + 16; at + 16 <= end; at += 16)  // after a 16-byte header
+      holds = holds || (alloc_at >= word(at, 8) && alloc_at < word(at, 8) + word(at + 8, 8));
+    if (holds)
+      ++dropped;
+    else
+      kept += bytes.substr(set, end - set);
+    set = end;
+  }
+  ASSERT_EQ(dropped, 1u);
+  ASSERT_FALSE(kept.empty()) << "main's unit is listed";
+  const fs::path some = dir_ / "aranges.kept";
+  std::ofstream(some, std::ios::binary) << kept;
+  ASSERT_EQ(objcopy({"--update-section", ".debug_aranges=" + some.string(), exe.string()}), 0);
+
+  const std::string file = trace(exe);
+  const command_result r = lowalloc({"report", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  unsigned line = 0;
+  std::istringstream in(
+      read_text(fs::path(LOWALLOC_TEST_MODULE_SOURCE).parent_path() / "partial_aranges_alloc.c"));
+  std::string text;
+  for (unsigned n = 1; std::getline(in, text); ++n)
+    if (contains(text, "// UNIT_ALLOC_LINE")) line = n;
+  ASSERT_NE(line, 0u);
+  const std::string start = "    at unit_alloc (";
+  const std::size_t at = r.out.find(start);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string place =
+      r.out.substr(at + start.size(), r.out.find(")\n", at) - at - start.size());
+  const std::string wanted = "partial_aranges_alloc.c:" + std::to_string(line);
+  EXPECT_TRUE(place.size() >= wanted.size() &&
+              place.compare(place.size() - wanted.size(), wanted.size(), wanted) == 0)
+      << place;
+}
+
 TEST_F(modules_test, a_trace_read_while_its_program_runs_says_so) {
   // module_program waits on a pipe after 5,000 kept allocations (over a block's worth: one
   // block is written before it waits).
