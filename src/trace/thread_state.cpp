@@ -206,8 +206,10 @@ thread_state* take_spare() {
   return t;
 }
 
-// Empties spare state `t` to what a fresh mapping holds, but for what a new state writes before
-// it reads (the buffers, the sort's room, the ORDERS column) and for the unwinder's rules and
+// Empties spare state `t` to what a fresh mapping holds, but for its first stack table (emptied
+// where the state is laid out: a table that grew was another mapping, gone with the thread), for
+// what a new state writes before it reads (the buffers, the sort's room, the ORDERS column) and
+// for the unwinder's rules and
 // remembered walks: those are facts about the code and about stack contents that a walk checks
 // before it trusts them, and stay unless a module was unloaded since (they may name its
 // addresses). The stack table's generation goes on, so that no remembered walk gives an id from
@@ -217,7 +219,6 @@ void empty_spare(thread_state* t) {
   const std::uint32_t stacks_generation = t->stacks.generation;
   const std::uint32_t generation = t->generation;
   if (local_used) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
-  std::memset(t->stacks.entries, 0, first_table_capacity * sizeof(stack_entry));
   unwind_cache* cache = t->cache;
   if (generation != module_generation.load(std::memory_order_acquire)) unwind_cache_clear(cache);
   std::memset(static_cast<void*>(t), 0, sizeof(thread_state));
@@ -229,7 +230,8 @@ void empty_spare(thread_state* t) {
 thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
   auto* mem = reinterpret_cast<unsigned char*>(take_spare());
-  if (mem != nullptr) {
+  const bool spare = mem != nullptr;
+  if (spare) {
     empty_spare(reinterpret_cast<thread_state*>(mem));
   } else {
     mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
@@ -257,6 +259,7 @@ thread_state* create_thread_state() {
   at += free_orders_bytes;
   t->stacks.entries = reinterpret_cast<stack_entry*>(at);
   t->stacks.capacity = first_table_capacity;
+  if (spare) std::memset(at, 0, first_table_capacity * sizeof(stack_entry));
   t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
   t->generation = module_generation.load(std::memory_order_acquire);
 

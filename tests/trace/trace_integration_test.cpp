@@ -1319,6 +1319,24 @@ TEST_F(trace_test, threads_one_after_another_keep_their_call_sites_apart) {
   expect_counts(counts_of(a) - counts_of(read_complete(two.trace)), e);
 }
 
+// A thread whose table of stacks grew past its first 1,024 slots (into a mapping of its own, gone
+// with the thread) hands its state on: the next thread's table starts in the state's first slots
+// again. Emptying it where the grown table had been wrote into unmapped memory.
+TEST_F(trace_test, a_thread_after_one_whose_table_of_stacks_grew_starts_a_table_of_its_own) {
+  constexpr long threads = 4;
+  traced t = trace("thread_ends", {std::to_string(threads), "many_stacks"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace);
+  traced one = trace("thread_ends", {"1", "many_stacks"});
+  ASSERT_EQ(one.run.status, 0) << one.run.err;
+  expected e;
+  e.allocations = e.frees = e.temporary = (threads - 1) << 11;
+  e.bytes = 24 * e.allocations;
+  e.by_kind = kinds({{fmt::kind_malloc, e.allocations}});
+  expect_counts(counts_of(a) - counts_of(read_complete(one.trace)), e);
+  EXPECT_EQ(a.unmatched_frees, 0u);
+}
+
 // The unwinder remembers the walks from a call site with the stack ids they were given; a fork
 // child starts its ids again, and must not take the parent's for the same walks.
 TEST_F(trace_test, a_fork_child_defines_the_stacks_its_parent_walked_before_the_fork) {

@@ -31,7 +31,9 @@
      raw_exit_fork  a fork child does what `raw_exit` does; the parent waits for it, exits 0
      sequential   K threads one after another, joined each before the next starts: the even ones
                   make 10 pairs of malloc(32)/free in pairs_in_a, the odd ones 10 of malloc(48)/free
-                  in pairs_in_b, two call sites at the same depth */
+                  in pairs_in_b, two call sites at the same depth
+     many_stacks  K threads one after another, each allocating from the same 2^11 distinct call
+                  stacks (stack_chain.h): each thread's table of stacks grows past its first */
 #define _GNU_SOURCE
 #include <aio.h>
 #include <dirent.h>
@@ -48,6 +50,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "stack_chain.h"
 
 struct node {
   struct node* next;
@@ -161,6 +164,12 @@ static void* one_of_two_sites(void* odd) {
     pairs_in_b();
   else
     pairs_in_a();
+  return NULL;
+}
+
+static void* chains(void* arg) {
+  (void)arg;
+  for (unsigned i = 0; i < 1u << 11; ++i) chain(i, 11);
   return NULL;
 }
 
@@ -332,6 +341,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "raw_exit") == 0) raw_exit();
+  if (strcmp(mode, "many_stacks") == 0) {
+    for (long i = 0; i < k; ++i) {
+      pthread_t thread;
+      if (pthread_create(&thread, NULL, chains, NULL) != 0) return 1;
+      pthread_join(thread, NULL);
+    }
+    return 0;
+  }
   if (strcmp(mode, "sequential") == 0) {
     for (long i = 0; i < k; ++i) {
       pthread_t thread;
