@@ -495,6 +495,8 @@ int run_main(int argc, char** argv) {
       if (std::sscanf(line.c_str(), "closed %lld", &trace_pid) == 1) open_traces.erase(trace_pid);
       if (std::sscanf(line.c_str(), "interrupted %lld", &trace_pid) == 1)
         interrupted.insert(trace_pid);
+      // A crash handler ends its trace with CRASH: the report says what it holds.
+      if (std::sscanf(line.c_str(), "crash %lld", &trace_pid) == 1) open_traces.erase(trace_pid);
       if (line.rfind("error ", 0) == 0) recorder_error = true;
       if (line.rfind("shadowed ", 0) == 0) shadowed.push_back(line.substr(9));
       if (line.rfind("crash ", 0) == 0) {

@@ -273,6 +273,16 @@ pid_t fork_parent_pid = 0;
 // 0: the trace is open, 1: a thread is finishing it (finish_process), 2: it has its end.
 std::atomic<int> finish_state{0};
 
+namespace {
+// One exec at a time (before_exec, held until the exec fails or the image is gone). Set when an
+// exec ended the trace (manifest_trace_closed) and the other threads' blocks: if it fails, the
+// trace goes on.
+pthread_mutex_t exec_mutex = PTHREAD_MUTEX_INITIALIZER;
+__thread bool tls_exec_held;
+bool closed_by_exec = false;
+bool others_closed_by_exec = false;
+}  // namespace
+
 void settle_fork_child() {
   // The child has one thread, this one.
   if (program_threads.load(std::memory_order_relaxed) != 0) {
@@ -293,6 +303,11 @@ void settle_fork_child() {
 void fork_child() {
   // A signal deferred before the fork was the parent's; the child's own come after this.
   tls_pending_signal = 0;
+  // An exec in another thread of the parent: its lock and its closing of the threads are not the
+  // child's (the child recorded nothing while they were set).
+  pthread_mutex_init(&exec_mutex, nullptr);
+  closed_by_exec = false;
+  others_closed_by_exec = false;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   signals_fork_child();
   forks_in_progress.store(0);
@@ -568,6 +583,7 @@ void* counted_thread_main(void* record) {
   free_starts = r;
   pthread_mutex_unlock(&starts_mutex);
   count_this_thread();
+  note_thread_stack();
   return start(arg);  // a tail call: the thread's stacks show no frame of the recorder
 }
 
@@ -590,32 +606,34 @@ void before_hidden_thread() {
   if (!many_threads.load(std::memory_order_relaxed)) before_thread_start();
 }
 
-namespace {
-// Set when an exec ended the trace (manifest_trace_closed) and the other threads' blocks: if the
-// exec fails, the trace goes on.
-bool closed_by_exec = false;
-bool others_closed_by_exec = false;
-}  // namespace
-
 void after_failed_exec() {
-  if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
+  const bool held = tls_exec_held;
+  tls_exec_held = false;
+  if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) {
+    if (held) pthread_mutex_unlock(&exec_mutex);
+    return;
+  }
   const int error = errno;  // the program reads why the exec failed
   tls_guard = true;
   if (closed_by_exec) {
     closed_by_exec = false;
     manifest_trace_open();
   }
+  // (Not once the process's exit has closed the threads meanwhile: their events come after its
+  // end.)
   if (others_closed_by_exec) {
     others_closed_by_exec = false;
-    reopen_other_threads();
+    if (finish_state.load() == 0) reopen_other_threads();
   }
-  if (thread_state* t = tls_state) {
+  if (thread_state* t = tls_state; t != nullptr && mark_active(t)) {
     unsigned char* p = ensure_space(t, 32);
     const std::uint64_t ticks = stamp_now();
     commit(t,
            fmt::encode(p, fmt::time_record{ticks > t->clock ? ticks : t->clock, monotonic_ns()}));
     flush(t, false);
+    mark_inactive(t);
   }
+  if (held) pthread_mutex_unlock(&exec_mutex);
   release_guard();
   errno = error;
 }
@@ -623,29 +641,41 @@ void after_failed_exec() {
 // The exec ends every thread: their blocks are written first, as at an exit, then EXEC. A thread
 // that has recorded nothing gets a state for it: without EXEC the trace would read as a killed
 // process's. A fork child that recorded nothing writes no file. In a vfork child (it shares our
-// memory; fork handlers did not run) nothing is touched.
+// memory; fork handlers did not run) nothing is touched. One exec at a time, marked inside an
+// event: another thread's exec or exit ends the blocks of every thread but its own, and one that
+// was writing its EXEC was written over (two threads that exec'd at once damaged the trace).
 void before_exec(const char* path) {
   if (!tracing.load(std::memory_order_relaxed) || tls_guard || getpid() != traced_pid) return;
   tls_guard = true;
+  pthread_mutex_lock(&exec_mutex);
+  tls_exec_held = true;
   thread_state* t = tls_state;
   if (t == nullptr && !file_pending) {
     t = create_thread_state();
     tls_state = t;
   }
   if (t != nullptr && (!file_pending || t->has_events)) {
-    if (many_threads.load(std::memory_order_relaxed)) {
-      close_other_threads(t, false);
-      others_closed_by_exec = true;
+    // (Not marked: the process's exit has closed this thread's state, and writes it.)
+    if (mark_active(t)) {
+      if (many_threads.load(std::memory_order_relaxed)) {
+        close_other_threads(t, false);
+        others_closed_by_exec = true;
+      }
+      std::size_t n = path != nullptr ? std::strlen(path) : 0;
+      if (n > 4096) n = 4096;
+      unsigned char* p = ensure_space(t, 32 + n);
+      commit(t, fmt::encode(p, fmt::exec_record{take_dt(t, stamp_now()), std::string_view(path, n)},
+                            4096));
+      flush(t, false);
+      drain_writer();
+      manifest_trace_closed();
+      closed_by_exec = true;
     }
-    std::size_t n = path != nullptr ? std::strlen(path) : 0;
-    if (n > 4096) n = 4096;
-    unsigned char* p = ensure_space(t, 32 + n);
-    commit(t, fmt::encode(p, fmt::exec_record{take_dt(t, stamp_now()), std::string_view(path, n)},
-                          4096));
-    flush(t, false);
-    drain_writer();
+    mark_inactive(t);
+  } else if (file_pending) {
+    // A fork child with no event: no file, and nothing of it is missing (settle_pending_fork said
+    // "open" at its first hooked call).
     manifest_trace_closed();
-    closed_by_exec = true;
   }
   release_guard();
 }

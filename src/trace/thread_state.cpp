@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -148,27 +147,12 @@ bool mapping_range(std::uintptr_t address, std::uintptr_t* lo_out, std::uintptr_
 
 namespace {
 
-// The calling thread's stack, [lo, hi), from its thread descriptor (pthread_getattr_np): one system
-// call, for the affinity it also reads. /proc/self/maps took 16 for a small program, and a read of
-// it grows with the process's mappings (two for each thread's stack and state, live or cached)
-// and takes the lock of its address space that page faults take. False for the main thread,
-// whose stack its descriptor does not hold (glibc reads /proc/self/maps for it), and for a thread
-// that glibc did not start (a clone of its own shares another's descriptor): `frame` is not on
-// the stack found then.
-bool descriptor_stack(std::uintptr_t frame, std::uintptr_t* lo, std::uintptr_t* hi) {
-  if (syscall(SYS_gettid) == getpid()) return false;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
-  void* base = nullptr;
-  std::size_t size = 0;
-  const bool known = pthread_attr_getstack(&attr, &base, &size) == 0;
-  pthread_attr_destroy(&attr);
-  const auto start = reinterpret_cast<std::uintptr_t>(base);
-  if (!known || frame < start || frame - start >= size) return false;
-  *lo = start;
-  *hi = start + size;
-  return true;
-}
+// The calling thread's stack, [lo, hi), from its descriptor (note_thread_stack); 0 when not known.
+// /proc/self/maps took 16 system calls for a small program, and a read of it grows with the
+// process's mappings (two for each thread's stack and state, live or kept) and takes the lock of
+// its address space that page faults take.
+__thread std::uintptr_t tls_stack_lo;
+__thread std::uintptr_t tls_stack_hi;
 
 // The states of threads that have ended, kept for the next ones (under live_mutex): a program
 // that starts a thread per task paid, for each, a new mapping, the faults of every page its
@@ -212,27 +196,45 @@ thread_state* take_spare() {
 // for the unwinder's rules and
 // remembered walks: those are facts about the code and about stack contents that a walk checks
 // before it trusts them, and stay unless a module was unloaded since (they may name its
-// addresses). The stack table's generation goes on, so that no remembered walk gives an id from
-// the thread before.
-void empty_spare(thread_state* t) {
+// addresses; `generation` is the module generation the new state starts at). The stack table's
+// generation goes on, so that no remembered walk gives an id from the thread before.
+void empty_spare(thread_state* t, std::uint32_t generation) {
   const bool local_used = t->local_count + t->evicted_count != 0;
   const std::uint32_t stacks_generation = t->stacks.generation;
-  const std::uint32_t generation = t->generation;
   if (local_used) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
   unwind_cache* cache = t->cache;
-  if (generation != module_generation.load(std::memory_order_acquire)) unwind_cache_clear(cache);
+  if (t->generation != generation) unwind_cache_clear(cache);
   std::memset(static_cast<void*>(t), 0, sizeof(thread_state));
   t->stacks.generation = stacks_generation + 1;
 }
 
 }  // namespace
 
+void note_thread_stack() {
+  const bool guard = tls_guard;
+  tls_guard = true;  // its realloc is glibc's own, not the program's
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* base = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+      tls_stack_lo = reinterpret_cast<std::uintptr_t>(base);
+      tls_stack_hi = tls_stack_lo + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  release_guard(guard);
+}
+
 thread_state* create_thread_state() {
   std::size_t cache_bytes = (unwind_cache_bytes() + 63) & ~std::size_t{63};
+  // Read once: a dlclose in another thread meanwhile must leave this state's generation behind,
+  // so that its first event forgets what the unwinder kept.
+  const std::uint32_t generation = module_generation.load(std::memory_order_acquire);
   auto* mem = reinterpret_cast<unsigned char*>(take_spare());
   const bool spare = mem != nullptr;
   if (spare) {
-    empty_spare(reinterpret_cast<thread_state*>(mem));
+    empty_spare(reinterpret_cast<thread_state*>(mem), generation);
   } else {
     mem = static_cast<unsigned char*>(map_memory(thread_mapping_bytes()));
     if (mem == nullptr) return nullptr;
@@ -261,12 +263,16 @@ thread_state* create_thread_state() {
   t->stacks.capacity = first_table_capacity;
   if (spare) std::memset(at, 0, first_table_capacity * sizeof(stack_entry));
   t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
-  t->generation = module_generation.load(std::memory_order_acquire);
+  t->generation = generation;
 
   // Unknown bounds (0) mean no stacks: the unwinder reads only inside the mapping of the stack.
   const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  if (!descriptor_stack(frame, &t->stack_lo, &t->stack_hi))
+  if (frame >= tls_stack_lo && frame < tls_stack_hi) {
+    t->stack_lo = tls_stack_lo;
+    t->stack_hi = tls_stack_hi;
+  } else {
     mapping_range(frame, &t->stack_lo, &t->stack_hi);
+  }
   begin_block(t);
   write_thread_record(t);
   pthread_setspecific(thread_key, t);
@@ -377,6 +383,9 @@ void live_fork_parent() { pthread_mutex_unlock(&live_mutex); }
 
 void live_fork_child() {
   pthread_mutex_init(&live_mutex, nullptr);
+  // The parent's exit or exec in another thread may have closed its threads: not the child's.
+  closing.store(false, std::memory_order_relaxed);
+  events_after_close.store(0, std::memory_order_relaxed);
   // The parent's spare states, copied, are the parent's.
   for (std::size_t i = 0; i < spare_count; ++i) munmap(spare_states[i], thread_mapping_bytes());
   spare_count = 0;

@@ -152,6 +152,13 @@ extern std::atomic<bool> many_threads;
 
 // Maps and sets up the calling thread's state, its first block begun; nullptr without memory.
 thread_state* create_thread_state();
+
+// In a thread the recorder starts (counted_thread_main), before the program's start routine: the
+// bounds of its stack from its descriptor, for create_thread_state, which otherwise reads
+// /proc/self/maps. Not from inside a hook: pthread_getattr_np calls realloc with the thread's
+// lock held, and the hook would then wait for that lock (a JVM thread reads its own attributes
+// before it allocates).
+void note_thread_stack();
 void release_thread_state(thread_state* t);
 
 // At the process's exit or exec, from the thread that leaves: ends the blocks of every other

@@ -33,7 +33,16 @@
                   make 10 pairs of malloc(32)/free in pairs_in_a, the odd ones 10 of malloc(48)/free
                   in pairs_in_b, two call sites at the same depth
      many_stacks  K threads one after another, each allocating from the same 2^11 distinct call
-                  stacks (stack_chain.h): each thread's table of stacks grows past its first */
+                  stacks (stack_chain.h): each thread's table of stacks grows past its first
+     getattr_first  K threads one after another, each reading its own attributes
+                  (pthread_getattr_np, which reallocs with the thread's lock held) before it
+                  makes one malloc(100)/free, as a JVM's threads and Rust's do
+     fork_during_exec  a thread execs a program that does not exist, over and over, while main
+                  forks K children one after another, each making 100 blocks of 32 and exiting
+     two_execs    two threads each exec a program that does not exist K times, while two others
+                  make malloc(24)/free pairs until they are done
+     child_abort  a fork child makes 10 blocks of 32, then abort(); the parent exits 0
+     child_probe_exec  a fork child's only call is a malloc that fails, then it execs /bin/true */
 #define _GNU_SOURCE
 #include <aio.h>
 #include <dirent.h>
@@ -41,6 +50,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -170,6 +181,35 @@ static void* one_of_two_sites(void* odd) {
 static void* chains(void* arg) {
   (void)arg;
   for (unsigned i = 0; i < 1u << 11; ++i) chain(i, 11);
+  return NULL;
+}
+
+static void* getattr_first(void* arg) {
+  (void)arg;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) pthread_attr_destroy(&attr);
+  malloc_free_pairs(1, 100);
+  return NULL;
+}
+
+static atomic_int execs_stop;
+
+/* Execs of a program that does not exist: K of them, or until execs_stop with K < 0. */
+static void* failing_execs(void* arg) {
+  const long n = *(const long*)arg;
+  char* args[] = {"lowalloc-no-such-program", NULL};
+  for (long i = 0; n < 0 ? !atomic_load(&execs_stop) : i < n; ++i) {
+    void* p = malloc(40);
+    escape(p);
+    execv("/nonexistent/lowalloc-no-such-program", args);
+    free(p);
+  }
+  return NULL;
+}
+
+static void* pairs_until_stopped(void* arg) {
+  (void)arg;
+  while (!atomic_load(&execs_stop)) malloc_free_pairs(1, 24);
   return NULL;
 }
 
@@ -341,6 +381,58 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "raw_exit") == 0) raw_exit();
+  if (strcmp(mode, "getattr_first") == 0) {
+    for (long i = 0; i < k; ++i) {
+      pthread_t thread;
+      if (pthread_create(&thread, NULL, getattr_first, NULL) != 0) return 1;
+      pthread_join(thread, NULL);
+    }
+    return 0;
+  }
+  if (strcmp(mode, "fork_during_exec") == 0) {
+    static long forever = -1;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, failing_execs, &forever) != 0) return 1;
+    for (long i = 0; i < k; ++i) {
+      pid_t child = fork();
+      if (child < 0) return 1;
+      if (child == 0) {
+        for (int b = 0; b < 100; ++b) escape(malloc(32));
+        exit(0);
+      }
+      int status;
+      if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 1;
+    }
+    atomic_store(&execs_stop, 1);
+    pthread_join(thread, NULL);
+    return 0;
+  }
+  if (strcmp(mode, "two_execs") == 0) {
+    pthread_t threads[4];
+    for (int i = 0; i < 2; ++i)
+      if (pthread_create(&threads[i], NULL, failing_execs, &k) != 0) return 1;
+    for (int i = 2; i < 4; ++i)
+      if (pthread_create(&threads[i], NULL, pairs_until_stopped, NULL) != 0) return 1;
+    for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    atomic_store(&execs_stop, 1);
+    for (int i = 2; i < 4; ++i) pthread_join(threads[i], NULL);
+    return 0;
+  }
+  if (strcmp(mode, "child_abort") == 0 || strcmp(mode, "child_probe_exec") == 0) {
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      if (strcmp(mode, "child_abort") == 0) {
+        for (int b = 0; b < 10; ++b) escape(malloc(32));
+        abort();
+      }
+      escape(malloc(SIZE_MAX / 2));
+      execl("/bin/true", "true", (char*)NULL);
+      _exit(127);
+    }
+    int status;
+    return waitpid(child, &status, 0) == child ? 0 : 1;
+  }
   if (strcmp(mode, "many_stacks") == 0) {
     for (long i = 0; i < k; ++i) {
       pthread_t thread;
