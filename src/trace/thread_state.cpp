@@ -193,11 +193,11 @@ thread_state* take_spare() {
 // Empties spare state `t` to what a fresh mapping holds, but for its first stack table (emptied
 // where the state is laid out: a table that grew was another mapping, gone with the thread), for
 // what a new state writes before it reads (the buffers, the sort's room, the ORDERS column) and
-// for the unwinder's rules and
-// remembered walks: those are facts about the code and about stack contents that a walk checks
-// before it trusts them, and stay unless a module was unloaded since (they may name its
-// addresses; `generation` is the module generation the new state starts at). The stack table's
-// generation goes on, so that no remembered walk gives an id from the thread before.
+// for the unwinder's rules and remembered walks: those are facts about the code and about stack
+// contents that a walk checks before it trusts them, and stay unless a module was unloaded since
+// (they may name its addresses; `generation` is the module generation the new state starts at).
+// The stack table's generation goes on, so that no remembered walk gives an id from the thread
+// before.
 void empty_spare(thread_state* t, std::uint32_t generation) {
   const bool local_used = t->local_count + t->evicted_count != 0;
   const std::uint32_t stacks_generation = t->stacks.generation;
