@@ -2,6 +2,7 @@
 #include "trace/kept.hpp"
 
 #include "trace/os.hpp"
+#include "trace/table_space.hpp"
 
 #include <sys/mman.h>
 
@@ -16,6 +17,19 @@ void place(kept_table& k, const kept_entry& e) {
   while (k.slots[i].key() != 0) i = (i + 1) & (k.capacity - 1);
   k.slots[i] = e;
 }
+
+struct kept_traits {
+  static slot_state state(const kept_entry& e) {
+    const std::uint64_t key = e.key();
+    return key == 0              ? slot_state::empty
+           : key == kept_removed ? slot_state::removed
+                                 : slot_state::live;
+  }
+  static std::size_t home(const kept_entry& e, std::size_t capacity) {
+    return kept_slot(kept_table{nullptr, capacity, 0, 0, 0}, e.addr());
+  }
+  static void clear(kept_entry& e) { e.set(0, 0); }
+};
 
 }  // namespace
 
@@ -55,12 +69,21 @@ bool kept_reserve(kept_table& k, std::size_t more) {
   // instructions to cc1plus.)
   std::size_t capacity = k.capacity == 0 ? first_capacity : k.capacity;
   while ((k.count + more) * 8 > capacity * 3) capacity *= 2;
-  auto* slots = static_cast<kept_entry*>(map_table(capacity * sizeof(kept_entry)));
+  const std::size_t bytes = capacity * sizeof(kept_entry);
+  if (k.slots != nullptr &&
+      grow_in_place(k.slots, k.reserved, k.capacity * sizeof(kept_entry), bytes) &&
+      rebuild_in_place(k.slots, k.capacity, capacity, kept_traits{})) {
+    k.capacity = capacity;
+    k.removed = 0;
+    return true;
+  }
+  std::size_t reserved = 0;
+  auto* slots = static_cast<kept_entry*>(map_growable(bytes, &reserved));
   if (slots == nullptr) return false;
-  kept_table rebuilt{slots, capacity, k.count, 0};
+  kept_table rebuilt{slots, capacity, k.count, 0, reserved};
   for (std::size_t i = 0; i < k.capacity; ++i)
     if (k.slots[i].key() > kept_removed) place(rebuilt, k.slots[i]);
-  if (k.slots != nullptr) munmap(k.slots, k.capacity * sizeof(kept_entry));
+  if (k.slots != nullptr) munmap(k.slots, k.reserved);
   k = rebuilt;
   return true;
 }
@@ -90,8 +113,8 @@ bool kept_put(kept_table& k, std::uintptr_t addr, std::uint64_t ordinal, std::ui
 }
 
 void kept_release(kept_table& k) {
-  if (k.slots != nullptr) munmap(k.slots, k.capacity * sizeof(kept_entry));
-  k = kept_table{nullptr, 0, 0, 0};
+  if (k.slots != nullptr) munmap(k.slots, k.reserved);
+  k = kept_table{nullptr, 0, 0, 0, 0};
 }
 
 }  // namespace lowalloc::trace

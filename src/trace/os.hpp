@@ -4,6 +4,7 @@
 #define LOWALLOC_SRC_TRACE_OS_HPP
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -46,26 +47,59 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 inline constexpr std::size_t huge_from = 2 * huge_page_bytes;
 inline constexpr int madv_populate_write = 23;  // MADV_POPULATE_WRITE, Linux 5.14
 
+// `bytes` of private anonymous memory with protection `prot` at a multiple of 2 MiB, the start a
+// huge page needs, or nullptr: one more is mapped, and the aligned part kept.
+inline unsigned char* map_aligned(std::size_t bytes, int prot, int flags) {
+  void* m =
+      mmap(nullptr, bytes + huge_page_bytes, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  auto* p = static_cast<unsigned char*>(m);
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::size_t head = (huge_page_bytes - at % huge_page_bytes) % huge_page_bytes;
+  if (head != 0) munmap(p, head);
+  munmap(p + head + bytes, huge_page_bytes - head);
+  return p + head;
+}
+
 inline void* map_table(std::size_t bytes) {
   if (bytes < huge_from || bytes % huge_page_bytes != 0) {
     void* small = map_memory(bytes, true);
     if (small != nullptr) wipe_on_fork(small, bytes);
     return small;
   }
-  // A huge page must start at a multiple of its size: map one more, keep the aligned part.
-  auto* p = static_cast<unsigned char*>(map_memory(bytes + huge_page_bytes));
-  if (p == nullptr) return nullptr;
-  const auto at = reinterpret_cast<std::uintptr_t>(p);
-  const std::size_t head = (huge_page_bytes - at % huge_page_bytes) % huge_page_bytes;
-  if (head != 0) munmap(p, head);
-  munmap(p + head + bytes, huge_page_bytes - head);
-  unsigned char* table = p + head;
+  unsigned char* table = map_aligned(bytes, PROT_READ | PROT_WRITE, 0);
+  if (table == nullptr) return nullptr;
   madvise(table, bytes, MADV_HUGEPAGE);
   wipe_on_fork(table, bytes);
   // Made now, as map_memory(bytes, true) does; a kernel without the call faults them in as the
   // table is written.
   madvise(table, bytes, madv_populate_write);
   return table;
+}
+
+// Address space for a table that grows where it is: `bytes` (a multiple of the page size) at a
+// multiple of 2 MiB, inaccessible until commit_table() makes a part of it usable, or nullptr.
+// Not charged as memory until then (MAP_NORESERVE), in huge pages where the kernel gives them on
+// request once a committed part spans one, not copied into a fork child. Not taken when the
+// process's address space is limited (RLIMIT_AS): the space it holds would be the program's.
+// Freed by munmap(p, bytes).
+inline void* reserve_table(std::size_t bytes) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY) return nullptr;
+  unsigned char* table = map_aligned(bytes, PROT_NONE, MAP_NORESERVE);
+  if (table == nullptr) return nullptr;
+  madvise(table, bytes, MADV_HUGEPAGE);
+  wipe_on_fork(table, bytes);
+  return table;
+}
+
+// Makes [p + from, p + to) of a reserved table (page-aligned offsets) readable, writable and
+// zero, its pages made now as map_table's are; false when the memory cannot be had.
+inline bool commit_table(void* p, std::size_t from, std::size_t to) {
+  unsigned char* at = static_cast<unsigned char*>(p) + from;
+  if (mprotect(at, to - from, PROT_READ | PROT_WRITE) != 0) return false;
+  madvise(at, to - from, madv_populate_write);
+  return true;
 }
 
 // Writes all of [s, s + n) to fd, retrying after signals; gives up on an error.

@@ -2,6 +2,7 @@
 #include "trace/stack_table.hpp"
 
 #include "trace/os.hpp"
+#include "trace/table_space.hpp"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -47,6 +48,7 @@ struct process_table {
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   process_entry* entries = nullptr;
   std::size_t capacity = 0;
+  std::size_t reserved = 0;  // bytes of address space at entries
   std::size_t size = 0;
   std::uint32_t epoch = 1;
   std::uint32_t generation = 0;  // module_generation of the stacks in the index
@@ -100,18 +102,36 @@ void place(Entry* entries, std::size_t capacity, const Entry& e) {
 }
 
 // Room for one more entry at 50% load; false when out of memory. `owned`: entries was mapped
-// here (else it is a thread mapping's first table, or nothing).
+// here (else it is a thread mapping's first table, or nothing), with `reserved` bytes of address
+// space: it grows where it is while they hold it (table_space.hpp).
 template <class Entry>
-bool reserve_one(Entry*& entries, std::size_t& capacity, std::size_t size, bool owned) {
+bool reserve_one(Entry*& entries, std::size_t& capacity, std::size_t& reserved, std::size_t size,
+                 bool owned) {
   if ((size + 1) * 2 <= capacity) return true;
   const std::size_t grown = capacity == 0 ? first_table_capacity : capacity * 2;
-  auto* to = static_cast<Entry*>(map_table(grown * sizeof(Entry)));
+  struct traits {
+    static slot_state state(const Entry& e) {
+      return e.id == 0 ? slot_state::empty : slot_state::live;
+    }
+    static std::size_t home(const Entry& e, std::size_t capacity) {
+      return static_cast<std::size_t>(e.hash) & (capacity - 1);
+    }
+    static void clear(Entry& e) { e = Entry{}; }
+  };
+  if (owned && grow_in_place(entries, reserved, capacity * sizeof(Entry), grown * sizeof(Entry)) &&
+      rebuild_in_place(entries, capacity, grown, traits{})) {
+    capacity = grown;
+    return true;
+  }
+  std::size_t space = 0;
+  auto* to = static_cast<Entry*>(map_growable(grown * sizeof(Entry), &space));
   if (to == nullptr) return false;
   for (std::size_t k = 0; k < capacity; ++k)
     if (entries[k].id != 0) place(to, grown, entries[k]);
-  if (owned) munmap(entries, capacity * sizeof(Entry));
+  if (owned) munmap(entries, reserved);
   entries = to;
   capacity = grown;
+  reserved = space;
   return true;
 }
 
@@ -156,7 +176,7 @@ void read_frames(const stack_frames* f, std::size_t n, std::uintptr_t* out) {
 // met it before either published it); false when out of memory. With the lock held.
 bool put_process(const process_entry& e) {
   process_table& p = g_process;
-  if (!reserve_one(p.entries, p.capacity, p.size, p.entries != nullptr)) return false;
+  if (!reserve_one(p.entries, p.capacity, p.reserved, p.size, p.entries != nullptr)) return false;
   static std::uintptr_t ips[max_depth_limit];  // under the lock
   read_frames(e.frames, e.n, ips);
   const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, ips, e.n);
@@ -199,7 +219,8 @@ new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
                        std::size_t common) {
   constexpr new_stack_id none{0, nullptr, false};
   if ((s.size + 1) * 2 > s.capacity) {
-    if (!reserve_one(s.entries, s.capacity, s.size, s.capacity > first_table_capacity)) return none;
+    if (!reserve_one(s.entries, s.capacity, s.reserved, s.size, s.capacity > first_table_capacity))
+      return none;
     slot = slot_of(s.entries, s.capacity, hash, ips, n);
   }
   new_stack_id got{0, nullptr, true};
@@ -211,8 +232,9 @@ new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
     process_lock lock;
     process_table& p = g_process;
     // (A thread still on the stacks of before an unload, or out of memory: its stack is its own.)
-    const bool can_put = publish_locked(s, generation, now) &&
-                         reserve_one(p.entries, p.capacity, p.size, p.entries != nullptr);
+    const bool can_put =
+        publish_locked(s, generation, now) &&
+        reserve_one(p.entries, p.capacity, p.reserved, p.size, p.entries != nullptr);
     std::size_t at = 0;
     const process_entry* known = nullptr;
     if (can_put) {
@@ -270,7 +292,7 @@ void reset_stacks(stack_table& s) {
 }
 
 void release_stacks(stack_table& s) {
-  if (s.capacity > first_table_capacity) munmap(s.entries, s.capacity * sizeof(stack_entry));
+  if (s.capacity > first_table_capacity) munmap(s.entries, s.reserved);
 }
 
 void process_stacks_fork_prepare() { pthread_mutex_lock(&g_process.mutex); }

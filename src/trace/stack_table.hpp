@@ -93,6 +93,7 @@ inline constexpr std::size_t first_table_capacity = 1024;
 struct stack_table {
   stack_entry* entries;
   std::size_t capacity;  // power of two
+  std::size_t reserved;  // bytes of address space at entries, once mapped by stack_table.cpp
   std::size_t size;
   std::uint32_t generation;  // how many times the table forgot its stacks
   // The id the table gave last, and its stack's length: the unwinder says when a stack is the

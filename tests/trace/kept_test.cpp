@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <random>
 #include <unordered_map>
@@ -22,7 +24,7 @@ using lowalloc::trace::kept_table;
 using lowalloc::trace::kept_take;
 
 struct table {
-  kept_table k{nullptr, 0, 0, 0};
+  kept_table k{nullptr, 0, 0, 0, 0};
   ~table() { kept_release(k); }
 };
 
@@ -46,6 +48,28 @@ void expect_same(const kept_table& k, const std::unordered_map<std::uintptr_t, s
     ++seen;
   });
   EXPECT_EQ(seen, m.size());
+}
+
+// Takes a live block chosen at random, as the program frees it: the table gives its ordinal.
+void take_one_at_random(kept_table& k, std::unordered_map<std::uintptr_t, std::uint64_t>& m,
+                        std::vector<std::uintptr_t>& live, std::mt19937_64& rng) {
+  const std::size_t j = rng() % live.size();
+  std::uint64_t ordinal = 0;
+  ASSERT_TRUE(kept_take(k, live[j], &ordinal));
+  ASSERT_EQ(ordinal, m.at(live[j]));
+  m.erase(live[j]);
+  live[j] = live.back();
+  live.pop_back();
+}
+
+// Takes every block of `m`: the table gives each one's ordinal, and ends empty.
+void take_all(kept_table& k, const std::unordered_map<std::uintptr_t, std::uint64_t>& m) {
+  for (const auto& [a, o] : m) {
+    std::uint64_t ordinal = 0;
+    ASSERT_TRUE(kept_take(k, a, &ordinal)) << a;
+    ASSERT_EQ(ordinal, o);
+  }
+  EXPECT_EQ(k.count, 0u);
 }
 
 TEST(KeptTable, TakesWhatWasPutAndNothingElse) {
@@ -121,7 +145,6 @@ TEST(KeptTable, AgreesWithAMapThroughChurn) {
   std::uint64_t next_ordinal = 0;
   std::uintptr_t next_address = 0x7f0000000000u;
   std::size_t rebuilds = 0;
-  const kept_entry* last_slots = nullptr;
   for (int block = 0; block < 400; ++block) {
     // A block keeps 100 allocations, 5 of them at addresses kept already, the others at new
     // addresses one after the other (a heap that grows: the frees leave removed entries behind
@@ -135,9 +158,10 @@ TEST(KeptTable, AgreesWithAMapThroughChurn) {
         next_address += 16;
       }
     }
+    // A rebuild, where the table is or in a new mapping, grows it or empties its removed slots.
+    const std::size_t capacity = t.k.capacity, removed = t.k.removed;
     ASSERT_TRUE(kept_reserve(t.k, kept.size()));
-    if (t.k.slots != last_slots) ++rebuilds;
-    last_slots = t.k.slots;
+    if (t.k.capacity != capacity || t.k.removed < removed) ++rebuilds;
     for (std::uintptr_t a : kept) {
       std::uint64_t replaced = 0;
       const bool was = kept_put(t.k, a, next_ordinal, &replaced);
@@ -152,15 +176,8 @@ TEST(KeptTable, AgreesWithAMapThroughChurn) {
     }
     // Frees of about as many, the table staying near 2,000 entries.
     const std::size_t frees = live.size() > 2000 ? 100 : 60;
-    for (std::size_t i = 0; i < frees && !live.empty(); ++i) {
-      const std::size_t j = rng() % live.size();
-      std::uint64_t ordinal = 0;
-      ASSERT_TRUE(kept_take(t.k, live[j], &ordinal));
-      ASSERT_EQ(ordinal, m.at(live[j]));
-      m.erase(live[j]);
-      live[j] = live.back();
-      live.pop_back();
-    }
+    for (std::size_t i = 0; i < frees && !live.empty(); ++i)
+      ASSERT_NO_FATAL_FAILURE(take_one_at_random(t.k, m, live, rng));
     std::uint64_t ordinal = 0;
     ASSERT_FALSE(kept_take(t.k, 0x10, &ordinal));
     expect_same(t.k, m);
@@ -197,6 +214,125 @@ TEST(KeptTable, LargeTablesAreAlignedForHugePages) {
     ASSERT_EQ(ordinal, m.at(a));
   }
   EXPECT_EQ(t.k.count, 0u);
+}
+
+// Whether the process's address space is unlimited, as the table's reserved space needs
+// (os.hpp, reserve_table).
+bool address_space_unlimited() {
+  rlimit limit{};
+  return getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur == RLIM_INFINITY;
+}
+
+// Pages (addresses, 4 KiB apart) whose blocks land in the table's last window of slots at
+// `capacity` slots and at every capacity up to `largest`: a run that overflows that window
+// crosses the table's end into its first slots.
+std::vector<std::uintptr_t> last_window_pages(std::size_t capacity, std::size_t largest,
+                                              std::size_t n) {
+  kept_table probe{nullptr, 0, 0, 0, 0};
+  std::vector<std::uintptr_t> pages;
+  for (std::uintptr_t page = 0x20000; pages.size() < n; ++page) {
+    bool last = true;
+    for (std::size_t c = capacity; c <= largest && last; c *= 2) {
+      probe.capacity = c;
+      last = lowalloc::trace::kept_slot(probe, page << 12) >> 8 == c / 256 - 1;
+    }
+    if (last) pages.push_back(page << 12);
+  }
+  return pages;
+}
+
+// Grown from 4,096 slots to 2^19 and rebuilt without growing a few times, the table stays where it
+// was first mapped: its growths and rebuilds are made in place, and it holds every entry through
+// them.
+TEST(KeptTable, GrowsAndIsRebuiltWhereItIs) {
+  if (!address_space_unlimited()) GTEST_SKIP() << "the address space is limited (ulimit -v)";
+  table t;
+  std::unordered_map<std::uintptr_t, std::uint64_t> m;
+  std::vector<std::uintptr_t> live;
+  std::mt19937_64 rng(7);
+  std::uint64_t next_ordinal = 0;
+  std::uintptr_t next_address = 0x560000000000u;
+  ASSERT_TRUE(kept_reserve(t.k, 1));
+  const kept_entry* first = t.k.slots;
+  std::size_t growths = 0, rebuilds = 0;
+  for (int block = 0; block < 800; ++block) {
+    const std::size_t puts = block < 500 ? 1000 : 200;
+    const std::size_t capacity = t.k.capacity, removed = t.k.removed;
+    ASSERT_TRUE(kept_reserve(t.k, puts));
+    growths += t.k.capacity != capacity ? 1u : 0u;
+    rebuilds += t.k.capacity == capacity && t.k.removed < removed ? 1u : 0u;
+    ASSERT_EQ(t.k.slots, first) << "block " << block;
+    for (std::size_t i = 0; i < puts; ++i) {
+      std::uint64_t replaced = 0;
+      ASSERT_FALSE(kept_put(t.k, next_address, next_ordinal, &replaced));
+      m[next_address] = next_ordinal++;
+      live.push_back(next_address);
+      next_address += 32;
+    }
+    // Frees at random places: removed entries in every run.
+    for (std::size_t i = 0; i < puts * 3 / 4 + (block < 500 ? 0 : 50); ++i)
+      ASSERT_NO_FATAL_FAILURE(take_one_at_random(t.k, m, live, rng));
+    if (block % 50 == 0) expect_same(t.k, m);
+  }
+  expect_same(t.k, m);
+  EXPECT_EQ(t.k.capacity, std::size_t{1} << 19);  // 125,000 entries
+  EXPECT_EQ(growths, 7u);                         // 2^12 to 2^19
+  EXPECT_GE(rebuilds, 3u);
+}
+
+// A table whose run crosses its end as it grows: a page's 256 blocks fill the last window of
+// slots, at 4,096 slots and at twice as many, and `past` blocks of a second such page go past it
+// into the first slots. Blocks of other pages fill the table to its growth, every 7th taken back.
+// Growing, the entries of the first slots are held aside and placed last; those of the last window
+// go to the new last window, and the second page's past its end again. The table stays where it
+// is and keeps every entry.
+void grow_with_a_run_across_the_end(std::size_t past) {
+  table t;
+  ASSERT_TRUE(kept_reserve(t.k, 1));
+  const kept_entry* first = t.k.slots;
+  const std::size_t capacity = t.k.capacity;
+  const std::vector<std::uintptr_t> pages = last_window_pages(capacity, capacity * 2, 2);
+  ASSERT_EQ(pages.size(), 2u);
+  std::vector<std::uintptr_t> addresses;
+  for (std::uintptr_t a = pages[0]; a < pages[0] + 4096; a += 16) addresses.push_back(a);
+  for (std::uintptr_t a = pages[1]; a < pages[1] + past * 16; a += 16) addresses.push_back(a);
+  std::unordered_map<std::uintptr_t, std::uint64_t> m;
+  std::uint64_t ordinal = 0, replaced = 0;
+  ASSERT_TRUE(kept_reserve(t.k, addresses.size()));
+  for (std::uintptr_t a : addresses) {
+    ASSERT_FALSE(kept_put(t.k, a, ordinal, &replaced));
+    m[a] = ordinal++;
+  }
+  // The second page's blocks went past the end: the first slots hold them.
+  for (std::size_t i = 0; i < past; ++i) ASSERT_EQ(t.k.slots[i].addr(), pages[1] + 16 * i) << i;
+  ASSERT_EQ(t.k.slots[past].key(), 0u);
+  // Up to half the slots: the next reserve grows the table.
+  for (std::uintptr_t a = 0x7f0000000000u; (t.k.count + t.k.removed + 1) * 2 <= capacity; a += 48) {
+    ASSERT_FALSE(kept_put(t.k, a, ordinal, &replaced));
+    m[a] = ordinal++;
+    if (ordinal % 7 == 0) {
+      ASSERT_TRUE(kept_take(t.k, a, &replaced));
+      m.erase(a);
+    }
+  }
+  expect_same(t.k, m);
+  ASSERT_TRUE(kept_reserve(t.k, 100));
+  EXPECT_EQ(t.k.capacity, capacity * 2);
+  EXPECT_EQ(t.k.slots, first);
+  expect_same(t.k, m);
+  take_all(t.k, m);
+}
+
+TEST(KeptTable, RunsAcrossTheEndSurviveAGrowthInPlace) {
+  if (!address_space_unlimited()) GTEST_SKIP() << "the address space is limited (ulimit -v)";
+  grow_with_a_run_across_the_end(20);  // held aside on the stack
+}
+
+// Longer than the 32 entries a rebuild in place holds aside on the thread's stack: they are held
+// in memory of their own.
+TEST(KeptTable, ALongRunAcrossTheEndIsHeldAsideInMemoryOfItsOwn) {
+  if (!address_space_unlimited()) GTEST_SKIP() << "the address space is limited (ulimit -v)";
+  grow_with_a_run_across_the_end(200);
 }
 
 // An entry is 12 bytes: the address over 8 and the ordinal in 48 bits each, read back whole at

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -82,6 +84,22 @@ frames recursion_stack(unsigned i, int bits, unsigned site) {
   }
   for (int k = 29; k >= 0; --k) f.push_back(0x7f0000010000u + 0x100u * static_cast<unsigned>(k));
   return f;
+}
+
+// A second thread meets each of `made`, stacks another thread published: it finds each in the
+// process's table, by the id it was given there, and defines none of them again.
+void meet_through_the_process(thread_table& second,
+                              const std::vector<std::pair<frames, std::uint32_t>>& made) {
+  for (const auto& [f, id] : made) {
+    std::size_t slot = 0;
+    const std::uint64_t hash = hash_of(f);
+    ASSERT_EQ(find_stack(second.s, f.data(), f.size(), hash, slot), 0u);
+    const new_stack_id got =
+        add_stack(second.s, f.data(), f.size(), hash, slot, 0, 10, 10, true, nullptr, 0);
+    ASSERT_EQ(got.id, id);
+    EXPECT_FALSE(got.define);
+    ASSERT_EQ(find(second, f), id);
+  }
 }
 
 // The outermost frames two stacks share, as new_stack counts them before storing a stack: four at
@@ -182,16 +200,7 @@ TEST(StackTable, AnotherThreadFindsChainedStacksInTheProcessTable) {
   }
   publish_stacks(first.s, 0, 0);
   thread_table second;
-  for (const auto& [f, id] : made) {
-    std::size_t slot = 0;
-    const std::uint64_t hash = hash_of(f);
-    ASSERT_EQ(find_stack(second.s, f.data(), f.size(), hash, slot), 0u);
-    const new_stack_id got =
-        add_stack(second.s, f.data(), f.size(), hash, slot, 0, 10, 10, true, nullptr, 0);
-    ASSERT_EQ(got.id, id);
-    EXPECT_FALSE(got.define);
-    ASSERT_EQ(find(second, f), id);
-  }
+  ASSERT_NO_FATAL_FAILURE(meet_through_the_process(second, made));
   // A stack new to both: a new id, stored by the second thread and defined by it.
   const frames fresh = recursion_stack(3, bits + 1, 2);
   const std::uint32_t id = add(second, fresh, true, 20);
@@ -200,3 +209,29 @@ TEST(StackTable, AnotherThreadFindsChainedStacksInTheProcessTable) {
 }
 
 }  // namespace
+
+// A thread's table past its first one grows where it was first mapped (table_space.hpp), and the
+// process's table as it takes them: every stack is found by both after their growths.
+TEST(StackTable, TablesGrowWhereTheyAre) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY)
+    GTEST_SKIP() << "the address space is limited (ulimit -v)";
+  thread_table first;
+  constexpr int bits = 13;
+  std::vector<std::pair<frames, std::uint32_t>> made;
+  const stack_entry* mapped = nullptr;
+  for (unsigned i = 0; i < 1u << bits; ++i) {
+    const frames f = recursion_stack(i, bits, i % 4);
+    made.emplace_back(f, add(first, f));
+    if (first.s.capacity > first_table_capacity) {
+      if (mapped == nullptr) mapped = first.s.entries;
+      ASSERT_EQ(first.s.entries, mapped) << i << " stacks, " << first.s.capacity << " slots";
+    }
+  }
+  EXPECT_EQ(first.s.capacity, std::size_t{1} << (bits + 1));
+  for (const auto& [f, id] : made) ASSERT_EQ(find(first, f), id);
+  // The process's table takes them all, growing from nothing.
+  publish_stacks(first.s, 0, 0);
+  thread_table second;
+  ASSERT_NO_FATAL_FAILURE(meet_through_the_process(second, made));
+}
