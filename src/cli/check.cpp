@@ -363,8 +363,8 @@ int check_main(int argc, char** argv) {
   bool allow_incomplete = false;
   bool quiet = false;
   analyze::options opts;
-  bool options_ended = false;  // by "--": the argument after it is the trace
-  std::string path_error;      // an empty --debug-path
+  std::string path_error;  // an empty --debug-path
+  argument_kinds kinds;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string v;
@@ -374,11 +374,9 @@ int check_main(int argc, char** argv) {
       v = std::string(found);
       return true;
     };
-    if (!options_ended && arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    if (options_ended || !looks_like_option(arg)) {
+    const argument_kinds::kind kind = kinds.of(arg);
+    if (kind == argument_kinds::end_of_options) continue;
+    if (kind == argument_kinds::operand) {  // the trace
       if (!file.empty())
         return usage_error("one trace file only ('" + file + "' and '" + std::string(arg) + "')");
       file = std::string(arg);

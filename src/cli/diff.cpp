@@ -59,8 +59,8 @@ int diff_main(int argc, char** argv) {
   bool top_given = false;
   report::diff_options o;
   analyze::options opts;
-  bool options_ended = false;  // by "--": each argument after it is a trace
-  std::string path_error;      // an empty --debug-path
+  std::string path_error;  // an empty --debug-path
+  argument_kinds kinds;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     std::string value;
@@ -70,11 +70,9 @@ int diff_main(int argc, char** argv) {
       value = std::string(found);
       return true;
     };
-    if (!options_ended && arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    if (options_ended || !looks_like_option(arg)) {
+    const argument_kinds::kind kind = kinds.of(arg);
+    if (kind == argument_kinds::end_of_options) continue;
+    if (kind == argument_kinds::operand) {  // a trace
       files.emplace_back(arg);
       continue;
     }

@@ -15,9 +15,26 @@
 namespace lowalloc::cli {
 
 /// Whether `arg` is an option (known or not) rather than an operand: it starts with '-' and is
-/// not "-" alone. After "--" nothing is an option, whatever it looks like: each command keeps
-/// that apart itself.
+/// not "-" alone. After "--" nothing is an option, whatever it looks like (argument_kinds).
 inline bool looks_like_option(std::string_view arg) { return arg.size() > 1 && arg[0] == '-'; }
+
+/// The arguments of a command line told apart, in their order: the first "--" ends the options
+/// and is neither; every argument after it is an operand (a trace file), whatever it looks like;
+/// before it, one that looks_like_option() is an option.
+class argument_kinds {
+ public:
+  enum kind { end_of_options, operand, option };
+  kind of(std::string_view arg) {
+    if (!ended_ && arg == "--") {
+      ended_ = true;
+      return end_of_options;
+    }
+    return ended_ || !looks_like_option(arg) ? operand : option;
+  }
+
+ private:
+  bool ended_ = false;
+};
 
 /// What parse_count() made of a text.
 enum class count_status { ok, not_a_count, too_large };

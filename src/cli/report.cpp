@@ -183,19 +183,17 @@ int report_main(int argc, char** argv) {
   bool objects = false;
   std::string output;
 
-  bool options_ended = false;  // by "--": each argument after it is a trace file
-  std::string path_error;      // an empty --debug-path
+  std::string path_error;  // an empty --debug-path
+  argument_kinds kinds;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
     const auto take_value = [&](std::string_view name) {
       return option_value(argc, argv, i, name, value);
     };
-    if (!options_ended && arg == "--") {
-      options_ended = true;
-      continue;
-    }
-    if (options_ended || !looks_like_option(arg)) {
+    const argument_kinds::kind kind = kinds.of(arg);
+    if (kind == argument_kinds::end_of_options) continue;
+    if (kind == argument_kinds::operand) {  // a trace file
       files.emplace_back(arg);
       continue;
     }

@@ -276,7 +276,7 @@ int run_main(int argc, char** argv) {
     } else if (a == "--depth" || a.rfind("--depth=", 0) == 0) {
       std::string v;
       if (a == "--depth") {
-        if (++i == argc) return usage_error("--depth needs a number");
+        if (++i == argc) return usage_error("--depth needs a value");
         v = argv[i];
       } else {
         v = a.substr(8);

@@ -168,6 +168,10 @@ TEST_F(run_failures, depth_takes_decimal_digits_only) {
     const command_result r = run_command({lowalloc_cli, "run", "--depth=" + value, missing}, dir_);
     EXPECT_EQ(r.status, 127) << r.err;
   }
+  // Last, without its value: said as every command says it of its options.
+  const command_result r = run_command({lowalloc_cli, "run", "--depth"}, dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc run: --depth needs a value\n")) << r.err;
 }
 
 // An empty output name was taken for none: the trace went to the default name, not where asked.
