@@ -145,12 +145,16 @@ struct stream {
   std::vector<std::uint64_t> last_ips;
   std::vector<std::uint32_t> last_path;
   std::uint64_t modules_epoch = 0;
+  bool last_unresolved = false;  // the previous STACK had frames in no module (not shared then)
   // Version 7: the current block's ORDERS, the FREEs' orders and its listed allocations'.
   std::vector<std::uint64_t> free_orders;
   std::vector<std::uint64_t> listed_orders;
   std::size_t next_free = 0;      // FREE records decoded in the current block
   std::uint64_t free_order = 0;   // the pending FREE's
   std::uint64_t order_floor = 0;  // the latest order of the stream's events
+  // Addresses of its latest STACK that were in no module (state::unresolved_), until its next
+  // event merges.
+  std::vector<std::uint64_t> unresolved;
 };
 
 }  // namespace
@@ -179,7 +183,9 @@ struct event_merge::state {
   void process_module(stream& s);
   void process_unmodule(stream& s);
   void note_module_id(const fmt::module_id_record& r);
-  std::uint32_t location_of(std::uint64_t ip);
+  std::uint32_t location_of(std::uint64_t ip, stream* from);
+  void close_unresolved(stream& s);
+  void resolve_in(std::uint64_t start, std::uint64_t end, std::uint32_t module, std::uint64_t time);
   std::uint32_t child(std::uint32_t parent, std::uint32_t location);
   std::uint32_t new_node(std::uint32_t parent, std::uint32_t location);
   std::uint32_t intern_stack(const std::vector<std::uint64_t>& ips, stream* from = nullptr);
@@ -256,6 +262,18 @@ struct event_merge::state {
   detail::u64_map<std::uint32_t, detail::runs_of<4>> process_stacks_;
   std::uint64_t undefined_stack_events_ = 0;  // ALLOCs whose stack's definition was lost
   std::uint64_t modules_epoch_ = 1;           // changes with the module map (module_at)
+  // Locations made while their address was in no module. A STACK merges at its stream's clock,
+  // the time of the stream's previous event, which may precede the load of a module its frames
+  // are in: a plugin that one thread loads and another calls, which has not allocated since.
+  // Such a location takes the module of the first MODULE merged after it that covers it, if that
+  // MODULE is not later than the stream's next event (which the stack's frames were walked for).
+  struct unresolved_location {
+    std::uint32_t location = 0;
+    std::uint32_t open = 0;   // streams whose event after the stack has not merged yet
+    std::uint64_t until = 0;  // the latest of those events' times
+  };
+  std::map<std::uint64_t, unresolved_location> unresolved_;  // by address
+  std::size_t unresolved_sweep_ = 1024;  // its size at which close_unresolved() sweeps it
 
   std::vector<recorded_module> modules_;
   std::unordered_map<std::uint64_t, std::uint32_t> module_of_id_;
@@ -715,23 +733,74 @@ std::uint32_t event_merge::state::module_at(std::uint64_t addr) const {
   return addr < it->second.end ? it->second.module : no_module;
 }
 
-std::uint32_t event_merge::state::location_of(std::uint64_t ip) {
+std::uint32_t event_merge::state::location_of(std::uint64_t ip, stream* from) {
   // A return address lies just after the call: the call is in the module of ip - 1.
-  const std::uint32_t m = module_at(ip == 0 ? 0 : ip - 1);
+  const std::uint64_t call = ip == 0 ? 0 : ip - 1;
+  const std::uint32_t m = module_at(call);
   bool inserted = false;
   std::uint32_t& index = location_of_address_.get(ip, inserted);
+  std::uint32_t found = index;
   if (inserted) {
-    index = static_cast<std::uint32_t>(stacks_.locations.size());
+    found = index = static_cast<std::uint32_t>(stacks_.locations.size());
     stacks_.locations.push_back(recorded_stacks::location{ip, m});
-    return index;
+  } else if (stacks_.locations[index].module != m) {
+    auto [it, added] = other_locations_.try_emplace({ip, m}, 0);
+    if (added) {
+      it->second = static_cast<std::uint32_t>(stacks_.locations.size());
+      stacks_.locations.push_back(recorded_stacks::location{ip, m});
+    }
+    found = it->second;
   }
-  if (stacks_.locations[index].module == m) return index;
-  auto [it, added] = other_locations_.try_emplace({ip, m}, 0);
-  if (added) {
-    it->second = static_cast<std::uint32_t>(stacks_.locations.size());
-    stacks_.locations.push_back(recorded_stacks::location{ip, m});
+  if (m == no_module && from != nullptr) {
+    unresolved_location& u = unresolved_[ip];
+    u.location = found;
+    ++u.open;
+    from->unresolved.push_back(ip);
   }
-  return it->second;
+  return found;
+}
+
+// The stream's event after its STACK merges: the stack's addresses in no module can only be in
+// modules merged up to its time.
+void event_merge::state::close_unresolved(stream& s) {
+  for (const std::uint64_t ip : s.unresolved) {
+    const auto it = unresolved_.find(ip);
+    if (it == unresolved_.end()) continue;
+    --it->second.open;
+    it->second.until = std::max(it->second.until, s.time);
+  }
+  s.unresolved.clear();
+  // Those whose events all merged before now can take no module merged from now (a program that
+  // runs code outside any module, as a JIT compiler's, would otherwise keep each of its addresses).
+  if (unresolved_.size() < unresolved_sweep_) return;
+  for (auto it = unresolved_.begin(); it != unresolved_.end();)
+    it = it->second.open == 0 && it->second.until < s.time ? unresolved_.erase(it) : std::next(it);
+  unresolved_sweep_ = std::max<std::size_t>(1024, 2 * unresolved_.size());
+}
+
+// A MODULE merged at `time`, with the segment [start, end): the locations in no module that it
+// covers and that can be in it (unresolved_) are in it now.
+void event_merge::state::resolve_in(std::uint64_t start, std::uint64_t end, std::uint32_t module,
+                                    std::uint64_t time) {
+  // Return addresses ip with ip - 1 in the segment.
+  auto it = unresolved_.upper_bound(start);
+  while (it != unresolved_.end() && it->first - 1 < end) {
+    const std::uint64_t ip = it->first;
+    const unresolved_location u = it->second;
+    it = unresolved_.erase(it);
+    if (u.open == 0 && u.until < time) continue;  // its stack was walked before this MODULE
+    recorded_stacks::location& l = stacks_.locations[u.location];
+    if (l.module != no_module) continue;
+    // Found by its address from now on as the location of (ip, module), unless another location
+    // is that already.
+    std::uint32_t* first = location_of_address_.find(ip);
+    if (first != nullptr && *first != u.location) {
+      if (stacks_.locations[*first].module == module) continue;
+      if (!other_locations_.try_emplace({ip, module}, u.location).second) continue;
+      other_locations_.erase({ip, no_module});
+    }
+    l.module = module;
+  }
 }
 
 std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>& ips,
@@ -742,24 +811,29 @@ std::uint32_t event_merge::state::intern_stack(const std::vector<std::uint64_t>&
     first_child_.push_back(0);
     next_sibling_.push_back(0);
   }
-  // The outer frames shared with the stream's previous stack start from its path.
+  // The outer frames shared with the stream's previous stack start from its path (unless some of
+  // its frames were in no module: each stack's must be noted as such, for its own event).
   std::size_t shared = 0;
-  if (from != nullptr && from->modules_epoch == modules_epoch_) {
+  if (from != nullptr && from->modules_epoch == modules_epoch_ && !from->last_unresolved) {
     const std::size_t n = std::min(ips.size(), from->last_ips.size());
     while (shared < n &&
            ips[ips.size() - 1 - shared] == from->last_ips[from->last_ips.size() - 1 - shared])
       ++shared;
   }
   std::uint32_t node = shared == 0 ? 0 : from->last_path[shared - 1];
+  const std::size_t unresolved = from != nullptr ? from->unresolved.size() : 0;
   if (from != nullptr) {
     from->last_path.resize(ips.size());
     from->modules_epoch = modules_epoch_;
   }
   for (std::size_t k = shared; k < ips.size(); ++k) {  // from the outermost call
-    node = child(node, location_of(ips[ips.size() - 1 - k]));
+    node = child(node, location_of(ips[ips.size() - 1 - k], from));
     if (from != nullptr) from->last_path[k] = node;
   }
-  if (from != nullptr) from->last_ips = ips;
+  if (from != nullptr) {
+    from->last_ips = ips;
+    from->last_unresolved = from->unresolved.size() != unresolved;
+  }
   std::uint32_t& stack = stack_of_node_[node];
   if (stack == not_a_stack) {
     stack = static_cast<std::uint32_t>(stacks_.stacks.size());
@@ -1010,6 +1084,7 @@ void event_merge::state::process_module(stream& s) {
     const std::uint64_t size = s.scratch[i + 1];
     const std::uint64_t end = size > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + size;
     segments_[start] = segment_end{end, index};
+    if (!unresolved_.empty()) resolve_in(start, end, index, s.time);
   }
   ++modules_epoch_;
   const module_event e{s.index, s.time, index};
@@ -1062,6 +1137,7 @@ std::uint32_t event_merge::state::process_stack_of(stream& s) {
 }
 
 void event_merge::state::process(stream& s) {
+  if (!s.unresolved.empty() && s.kind != event::stack) close_unresolved(s);
   switch (s.kind) {
     case event::alloc:
       if (s.stack == not_a_stack) s.stack = process_stack_of(s);

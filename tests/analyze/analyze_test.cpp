@@ -916,6 +916,55 @@ TEST(Analyze, ModulesMapAddressesAtTheStacksTime) {
   }
 }
 
+// A STACK merges at its stream's clock, the time of the stream's event before it. Thread 2 last
+// allocated at 2; thread 1 loads a plugin at 50; thread 2's next allocation, at 100, is from the
+// plugin: its stack merges before the MODULE, and its frame in the plugin takes the plugin's
+// module when the MODULE merges. So does one of the MODULE's own tick (thread 4, at 50). Thread
+// 3's stack, walked at 40, before the load, has a frame at an address the plugin covers later:
+// it stays in no module, as does an address the plugin does not cover (thread 2's 0x7f0000009000).
+TEST(Analyze, AStackMergedBeforeTheModuleOfItsFramesTakesIt) {
+  trace_writer w;
+  w.block(1, 0);
+  w.module(0, 1, 0x400000, "/nonexistent/app", {{0x400000, 0x1000}});
+  w.stack(1, {0x400100});
+  w.alloc(1, 8, 0xA0, 1);
+  w.module(50, 2, 0x7f0000000000, "/nonexistent/libplugin.so", {{0x7f0000001000, 0x1000}});
+  w.end_block();
+  w.block(2, 0);
+  w.stack(1, {0x400200});
+  w.alloc(2, 8, 0xB0, 1);
+  w.stack(2, {0x7f0000001100, 0x7f0000009000, 0x400210});
+  w.alloc(100, 16, 0xB1, 2);
+  w.end_block();
+  w.block(3, 0);
+  w.stack(1, {0x7f0000001200, 0x400300});
+  w.alloc(40, 24, 0xC0, 1);
+  w.end_block();
+  w.block(4, 0);
+  w.stack(1, {0x7f0000001300, 0x400400});
+  w.alloc(50, 32, 0xD0, 1);
+  w.end_block();
+  // Thread 5's second stack, walked after the load, shares its outer frame in the plugin with
+  // its first, walked before: a stack whose outer frames are the previous stack's is merged from
+  // that one's path, but not through a frame that was in no module.
+  w.block(5, 0);
+  w.stack(1, {0x400500, 0x7f0000001800});
+  w.alloc(10, 8, 0xE0, 1);
+  w.stack(2, {0x400600, 0x7f0000001800});
+  w.alloc(100, 8, 0xE1, 2);
+  w.end_block();
+  const analysis a = run(w);
+  EXPECT_EQ(site_at(a, 0x400600).stack[1].module, "/nonexistent/libplugin.so");
+  const site& after = site_at(a, 0x7f0000001100);
+  ASSERT_EQ(after.stack.size(), 3u);
+  EXPECT_EQ(after.stack[0].module, "/nonexistent/libplugin.so");
+  EXPECT_EQ(after.stack[0].offset, 0x1100u);
+  EXPECT_TRUE(after.stack[1].module.empty());
+  EXPECT_EQ(after.stack[2].module, "/nonexistent/app");
+  EXPECT_EQ(site_at(a, 0x7f0000001300).stack[0].module, "/nonexistent/libplugin.so");
+  EXPECT_TRUE(site_at(a, 0x7f0000001200).stack[0].module.empty());
+}
+
 TEST(FlatMap, InsertFindEraseAgainstUnorderedMap) {
   lowalloc::analyze::detail::u64_map<std::uint64_t> m;
   std::unordered_map<std::uint64_t, std::uint64_t> ref;

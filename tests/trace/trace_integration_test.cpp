@@ -1791,6 +1791,25 @@ TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it
   EXPECT_TRUE(named) << "lowalloc_test_allocate is not symbolized in the library's frames";
 }
 
+// A thread whose events before its first stack in a library came before another thread loaded
+// the library: that stack's record merges at the thread's clock, before the library's MODULE.
+// Its frames in the library still name it, as they did when the thread walked them (they showed
+// as bare addresses before 2026-12-07).
+TEST_F(trace_test, a_thread_calling_a_library_another_thread_loaded_names_it) {
+  traced t = trace("dlopen_worker", {std::to_string(k_iterations), dlopen_library});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  analyze::analysis a = read_complete(t.trace, true);
+  const std::string library = fs::canonical(dlopen_library).string();
+  const analyze::site* in_library = nullptr;
+  for (const analyze::site& s : a.sites)
+    if (s.totals.allocations == static_cast<std::uint64_t>(k_iterations)) in_library = &s;
+  ASSERT_NE(in_library, nullptr) << "no site has the library's " << k_iterations << " allocations";
+  ASSERT_FALSE(in_library->stack.empty());
+  const analyze::frame& top = in_library->stack[0];
+  EXPECT_EQ(top.module, library) << "at 0x" << std::hex << top.address;
+  EXPECT_TRUE(contains(top.function, "lowalloc_test_allocate")) << top.function;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Programs that do not end normally, exit statuses, errors
 
