@@ -4,9 +4,13 @@
 // memory at once: `distinct_stacks 18`, a million distinct stacks, grew its table of stack ids
 // from 48 KiB to 96 MiB, zeroing 192 MiB, and peaked at 202 MB traced (153 MB grown in place).
 // Where the kernel's free pages were cold, the zeroing took a third of that traced run's CPU.
-// A table mapped here has address space reserved for 256 times its size, 256 MiB at least (10
-// million stack ids, 22 million kept blocks' slots), and its growths within it zero only the new
-// slots. A table that outgrows its space moves once more, to space for 256 times its new size.
+//
+// A table mapped here has address space reserved for 4 times its size (at least 2 MiB), and its
+// growths within it zero only the new slots; one that outgrows its space moves, to space for 4
+// times its new size. From 48 KiB to 96 MiB: 110 MiB zeroed, where 96 is the least, and the last
+// two growths in place. The space counts in the process's virtual size, and against a limit of
+// the address space (RLIMIT_AS) that the program sets later: up to 4 times what its tables use
+// (none is reserved when a limit is set already).
 #ifndef LOWALLOC_SRC_TRACE_TABLE_SPACE_HPP
 #define LOWALLOC_SRC_TRACE_TABLE_SPACE_HPP
 
@@ -25,10 +29,8 @@ namespace lowalloc::trace {
 // the same place (`bytes` alone when the space cannot be had: the address space is limited);
 // nullptr when out of memory. Freed by munmap(p, *reserved).
 inline void* map_growable(std::size_t bytes, std::size_t* reserved) {
-  constexpr std::size_t factor = 256;
-  constexpr std::size_t least = std::size_t{256} << 20;
-  std::size_t space = bytes * factor < least ? least : bytes * factor;
-  space = (space + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes;
+  constexpr std::size_t factor = 4;
+  std::size_t space = (bytes * factor + huge_page_bytes - 1) / huge_page_bytes * huge_page_bytes;
   void* p = reserve_table(space);
   if (p != nullptr && !commit_table(p, 0, bytes)) {
     munmap(p, space);
@@ -65,7 +67,7 @@ enum class slot_state { empty, removed, live };
 template <class Entry, class Traits>
 bool rebuild_in_place(Entry* slots, std::size_t old_capacity, std::size_t capacity,
                       const Traits& traits) {
-  constexpr std::size_t on_stack = 32;  // at most 768 bytes of the thread's stack
+  constexpr std::size_t on_stack = 16;  // at most 512 bytes of the thread's stack
   Entry near[on_stack];
   std::size_t s = 0;
   while (traits.state(slots[s]) != slot_state::empty) ++s;  // the tables stay half empty

@@ -235,3 +235,32 @@ TEST(StackTable, TablesGrowWhereTheyAre) {
   thread_table second;
   ASSERT_NO_FATAL_FAILURE(meet_through_the_process(second, made));
 }
+
+// Stacks whose hashes put a quarter of them at the table's last slot, whatever its size: their run
+// crosses the table's end into its first slots, and a growth in place holds those aside (more of
+// them than fit the thread's stack). Every stack is found again after each growth.
+TEST(StackTable, ARunAcrossTheEndSurvivesGrowthsInPlace) {
+  thread_table t;
+  std::vector<std::pair<frames, std::uint64_t>> made;
+  std::vector<std::uint32_t> ids;
+  for (unsigned i = 0; i < 6000; ++i) {
+    const frames f = recursion_stack(i, 13, i % 4);
+    const std::uint64_t hash = i % 4 == 0 ? ~std::uint64_t{0} : hash_of(f);
+    std::size_t slot = 0;
+    ASSERT_EQ(find_stack(t.s, f.data(), f.size(), hash, slot), 0u) << i;
+    const new_stack_id got =
+        add_stack(t.s, f.data(), f.size(), hash, slot, 0, 1, 0, false, nullptr, 0);
+    ASSERT_NE(got.id, 0u);
+    made.emplace_back(f, hash);
+    ids.push_back(got.id);
+    if ((i & (i - 1)) == 0 || i + 1 == 6000) {  // after the growths, and at the end
+      for (std::size_t j = 0; j <= i; ++j) {
+        std::size_t at = 0;
+        ASSERT_EQ(find_stack(t.s, made[j].first.data(), made[j].first.size(), made[j].second, at),
+                  ids[j])
+            << "stack " << j << " of " << i + 1 << ", " << t.s.capacity << " slots";
+      }
+    }
+  }
+  EXPECT_EQ(t.s.capacity, std::size_t{16384});
+}
