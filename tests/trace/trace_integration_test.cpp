@@ -300,7 +300,6 @@ class trace_test : public ::testing::Test {
     return t;
   }
 
-  // Reads a trace of a process that ended normally.
   // A trace of `program` with K iterations in which every free found its allocation and no
   // block was dropped for a free not seen.
   void expect_every_free_matched(const char* program, long k) {
@@ -312,6 +311,7 @@ class trace_test : public ::testing::Test {
     EXPECT_EQ(a.frees_not_seen, 0u);
   }
 
+  // Reads a trace of a process that ended normally.
   static analyze::analysis read_complete(const fs::path& file, bool symbolize = false) {
     analyze::options opts;
     opts.symbolize = symbolize;
@@ -320,6 +320,22 @@ class trace_test : public ::testing::Test {
     EXPECT_EQ(a.truncation, "") << file;
     EXPECT_EQ(a.lost_events, 0u) << file;
     return a;
+  }
+
+  // A trace of a program that calls dlopen_lib's lowalloc_test_allocate(k): the site of those k
+  // allocations has the function, in the library, as its innermost frame.
+  static void expect_library_site_named(const traced& t, long k) {
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    analyze::analysis a = read_complete(t.trace, true);
+    const std::string library = fs::canonical(dlopen_library).string();
+    const analyze::site* in_library = nullptr;
+    for (const analyze::site& s : a.sites)
+      if (s.totals.allocations == static_cast<std::uint64_t>(k)) in_library = &s;
+    ASSERT_NE(in_library, nullptr) << "no site has the library's " << k << " allocations";
+    ASSERT_FALSE(in_library->stack.empty());
+    const analyze::frame& top = in_library->stack[0];
+    EXPECT_EQ(top.module, library) << "at 0x" << std::hex << top.address;
+    EXPECT_TRUE(contains(top.function, "lowalloc_test_allocate")) << top.function;
   }
 
   // The counts of a run with `k` iterations minus those of a run with 0; both must exit 0.
@@ -1775,20 +1791,8 @@ TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it
   expect_counts(delta("dlopen_main", k_iterations, {dlopen_library}), e);
 
   // The library was closed before the end: its frames still name it (from its MODULE record).
-  traced t = trace("dlopen_main", {std::to_string(k_iterations), dlopen_library});
-  ASSERT_EQ(t.run.status, 0) << t.run.err;
-  analyze::analysis a = read_complete(t.trace, true);
-  const std::string library = fs::canonical(dlopen_library).string();
-  const analyze::site* in_library = nullptr;
-  for (const analyze::site& s : a.sites)
-    for (const analyze::frame& f : s.stack)
-      if (f.module == library && in_library == nullptr) in_library = &s;
-  ASSERT_NE(in_library, nullptr) << "no site has a frame in " << library;
-  EXPECT_EQ(in_library->totals.allocations, static_cast<std::uint64_t>(k_iterations));
-  bool named = false;
-  for (const analyze::frame& f : in_library->stack)
-    named = named || (f.module == library && contains(f.function, "lowalloc_test_allocate"));
-  EXPECT_TRUE(named) << "lowalloc_test_allocate is not symbolized in the library's frames";
+  expect_library_site_named(trace("dlopen_main", {std::to_string(k_iterations), dlopen_library}),
+                            k_iterations);
 }
 
 // A thread whose events before its first stack in a library came before another thread loaded
@@ -1796,18 +1800,8 @@ TEST_F(trace_test, dlopened_library_allocations_are_counted_and_attributed_to_it
 // Its frames in the library still name it, as they did when the thread walked them (they showed
 // as bare addresses before 2026-12-07).
 TEST_F(trace_test, a_thread_calling_a_library_another_thread_loaded_names_it) {
-  traced t = trace("dlopen_worker", {std::to_string(k_iterations), dlopen_library});
-  ASSERT_EQ(t.run.status, 0) << t.run.err;
-  analyze::analysis a = read_complete(t.trace, true);
-  const std::string library = fs::canonical(dlopen_library).string();
-  const analyze::site* in_library = nullptr;
-  for (const analyze::site& s : a.sites)
-    if (s.totals.allocations == static_cast<std::uint64_t>(k_iterations)) in_library = &s;
-  ASSERT_NE(in_library, nullptr) << "no site has the library's " << k_iterations << " allocations";
-  ASSERT_FALSE(in_library->stack.empty());
-  const analyze::frame& top = in_library->stack[0];
-  EXPECT_EQ(top.module, library) << "at 0x" << std::hex << top.address;
-  EXPECT_TRUE(contains(top.function, "lowalloc_test_allocate")) << top.function;
+  expect_library_site_named(trace("dlopen_worker", {std::to_string(k_iterations), dlopen_library}),
+                            k_iterations);
 }
 
 // ---------------------------------------------------------------------------------------------

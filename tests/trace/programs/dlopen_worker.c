@@ -13,8 +13,8 @@ typedef void allocate_function(long);
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-static int allocated;                /* the thread made its allocation before the load */
-static allocate_function* allocate;  /* the library's function, once loaded */
+static int allocated;               /* the thread made its allocation before the load */
+static allocate_function* allocate; /* the library's function, once loaded */
 static long k;
 
 static void* worker(void* arg) {
