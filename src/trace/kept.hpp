@@ -58,7 +58,7 @@ inline bool kept_fits(std::uintptr_t addresses, std::uint64_t ordinal_end) noexc
 // Linear probing in anonymous memory (the recorder must not call malloc). Entries and removed
 // ones fill at most half the slots; a table rebuilt holds at most 3/8. A take leaves a
 // removed entry unless it ends its run: deletion by backward shift walked to the end of the run,
-// and the page windows below make runs long (python3 building a dict: 26 slots read and 146
+// and the windows below make runs long (python3 building a dict: 26 slots read and 146
 // instructions a take, more than the rest of the free's recording). A removed entry always has a
 // live one after it in its run: a take at the end of a run empties the removed entries before it
 // too. kept_reserve rebuilds the table when removed entries fill it.
@@ -74,13 +74,30 @@ struct kept_table {
   std::size_t reserved;  // bytes of address space at slots, a multiple of the page size
 };
 
-// The blocks of one 4 KiB page share a window of 256 slots, in address order; pages are spread
-// by a hash. A program frees its blocks much in the order of their addresses (a container's
-// elements, one after the other), and those frees then find their entries in lines already in
-// the cache: fully hashed slots made each free of a kept block a cache miss.
+// The blocks of 512 bytes of address share a window of 32 slots, a slot per 16 bytes, in address
+// order; windows are spread by a hash. A program frees its blocks much in the order of their
+// addresses (a container's elements, one after the other), and those frees then find their
+// entries in lines already in the cache: fully hashed slots made each free of a kept block a
+// cache miss.
+//
+// A window is full when two stretches of address share it and their blocks are 32 bytes apart
+// (the smallest block glibc's malloc gives): its run then flows into the next window, and runs
+// join. With a window for each 4 KiB page (256 slots) runs grew to hundreds of slots: a Rust
+// program keeping 400,000 small blocks in a HashMap read 43 slots a put and 43 a take (kept_take
+// 15% and write_addresses 10% of its traced run's samples), cc1plus 10 a put. Windows of 512
+// bytes keep what flows over small: replayed on the puts and takes of six programs, they read 1.2
+// to 2.7 slots a put (pages: 1.2 to 43) and touch about as many lines (docs/benchmarks.md,
+// "2026-12-07, later").
+inline constexpr unsigned kept_window_address_bits = 9;  // 512 bytes of address a window
+inline constexpr unsigned kept_window_bits = 5;          // 32 slots, one per 16 bytes
+inline constexpr std::size_t kept_window_slots = std::size_t{1} << kept_window_bits;
+static_assert(kept_window_address_bits - kept_window_bits == 4, "a slot per 16 bytes of address");
+
 inline std::size_t kept_slot(const kept_table& k, std::uintptr_t addr) {
-  const std::uint64_t page = (addr >> 12) * 0x9E3779B97F4A7C15u >> 24;
-  return static_cast<std::size_t>(page << 8 | ((addr >> 4) & 0xff)) & (k.capacity - 1);
+  const std::uint64_t window = (addr >> kept_window_address_bits) * 0x9E3779B97F4A7C15u >> 24;
+  return static_cast<std::size_t>(window << kept_window_bits |
+                                  ((addr >> 4) & (kept_window_slots - 1))) &
+         (k.capacity - 1);
 }
 
 // Starts fetching the line of `addr`'s slot (slots allocated): the table is much larger than the
