@@ -75,7 +75,7 @@ struct kept_table {
   std::size_t reserved;  // bytes of address space at slots, a multiple of the page size
 };
 
-// The blocks of 512 bytes of address share a window of 32 slots, a slot per 16 bytes, in address
+// The blocks of 1 KiB of address share a window of 64 slots, a slot per 16 bytes, in address
 // order; windows are spread by a hash. A program frees its blocks much in the order of their
 // addresses (a container's elements, one after the other), and those frees then find their
 // entries in lines already in the cache: fully hashed slots made each free of a kept block a
@@ -85,12 +85,13 @@ struct kept_table {
 // (the smallest block glibc's malloc gives): its run then flows into the next window, and runs
 // join. With a window for each 4 KiB page (256 slots) runs grew to hundreds of slots: a Rust
 // program keeping 400,000 small blocks in a HashMap read 43 slots a put and 43 a take (kept_take
-// 15% and write_addresses 10% of its traced run's samples), cc1plus 10 a put. Windows of 512
-// bytes keep what flows over small: replayed on the puts and takes of six programs, they read 1.2
-// to 2.7 slots a put (pages: 1.2 to 43) and touch about as many lines (docs/benchmarks.md,
+// 15% and write_addresses 10% of its traced run's samples), cc1plus 10 a put. Smaller windows keep
+// what flows over small, and lose some of the locality of frees: python3 freeing a dict of 1 M
+// strings spent 1.7 times as much in the table with windows of 1 KiB, 2.5 times with 512 bytes;
+// the Rust program 0.42 times, a C++ std::list of 2 M ints 0.75 times (docs/benchmarks.md,
 // "2026-12-07, later").
-inline constexpr unsigned kept_window_address_bits = 9;  // 512 bytes of address a window
-inline constexpr unsigned kept_window_bits = 5;          // 32 slots, one per 16 bytes
+inline constexpr unsigned kept_window_address_bits = 10;  // 1 KiB of address a window
+inline constexpr unsigned kept_window_bits = 6;           // 64 slots, one per 16 bytes
 inline constexpr std::size_t kept_window_slots = std::size_t{1} << kept_window_bits;
 static_assert(kept_window_address_bits - kept_window_bits == 4, "a slot per 16 bytes of address");
 
