@@ -60,9 +60,9 @@ inline bool kept_fits(std::uintptr_t addresses, std::uint64_t ordinal_end) noexc
 // removed entry unless it ends its run: deletion by backward shift walked to the end of the run,
 // and the windows below make runs longer than hashing each slot would (with a window a page,
 // python3 building a dict: 26 slots read and 146 instructions a take, more than the rest of the
-// free's recording). A removed entry always has a
-// live one after it in its run: a take at the end of a run empties the removed entries before it
-// too. kept_reserve rebuilds the table when removed entries fill it.
+// free's recording). A removed entry always has a live one after it in its run: a take at the
+// end of a run empties the removed entries before it too. kept_reserve rebuilds the table when
+// removed entries fill it.
 //
 // The table grows and is rebuilt where it is (table_space.hpp): moved at each growth, python3
 // building a dict of a million strings spent up to 9% of its traced run in the kernel's zeroing
