@@ -174,6 +174,7 @@ void write_addresses(thread_state* t) {
 }  // namespace
 
 void end_block(thread_state* t) {
+  if (t->pending_count != 0) settle_frees(t);
   write_addresses(t);
   commit(t, fmt::encode_ticks(t->buffer + t->pos, t->tick_gaps, t->tick_dts, t->tick_count));
 }
@@ -182,6 +183,32 @@ void write_thread_record(thread_state* t) {
   t->tid = static_cast<std::uint64_t>(syscall(SYS_gettid));
   unsigned char* p = ensure_space(t, 16);
   commit(t, fmt::encode(p, fmt::thread_record{t->tid}));
+}
+
+void settle_frees(thread_state* t) {
+  unsigned char* p = t->buffer + t->pos;
+  for (; t->pending_count != 0; --t->pending_count) {
+    const std::uint32_t i = t->pending_head;
+    t->pending_head = (i + 1) % pending_capacity;
+    event_time(t, t->pending_ticks[i]);
+    p = encode_free_far(t, p, t->pending_addr[i], nullptr);
+  }
+  commit(t, p);
+}
+
+void defer_free(thread_state* t, std::uintptr_t addr, std::uint64_t ticks) {
+  kept_prefetch(t->kept, addr);
+  if (t->pending_count == pending_capacity) {
+    const std::uint32_t i = t->pending_head;
+    t->pending_head = (i + 1) % pending_capacity;
+    --t->pending_count;
+    event_time(t, t->pending_ticks[i]);
+    commit(t, encode_free_far(t, t->buffer + t->pos, t->pending_addr[i], nullptr));
+  }
+  const std::uint32_t at = (t->pending_head + t->pending_count) % pending_capacity;
+  t->pending_addr[at] = addr;
+  t->pending_ticks[at] = ticks;
+  ++t->pending_count;
 }
 
 // Linear-probing deletion by backward shift: no tombstones, so lookups stay short.
@@ -214,6 +241,8 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
   std::uint64_t* tag = nullptr;
   std::size_t n = unwind_capture_from(t->cache, &ips, max_depth, from.pc, from.sp, from.rbp,
                                       stack_top(t, from.sp), &hash, &same, &tag);
+  // The frees before this allocation come first; the walk gave their kept slots time to arrive.
+  if (t->pending_count != 0) settle_frees(t);
   // A remembered walk keeps its stack's id with the table's generation (the table forgets its
   // stacks after a module unload); the previous allocation's stack again has the id the table
   // gave last.

@@ -21,9 +21,10 @@
 
 namespace lowalloc::trace {
 
-// Room for `bytes` more in the block (the block is flushed if needed); returns where to write.
+// Room for `bytes` more in the block (the block is flushed if needed), beyond what the pending
+// frees' records hold (32 bytes each); returns where to write.
 inline unsigned char* ensure_space(thread_state* t, std::size_t bytes) {
-  if (t->pos + bytes > t->limit) flush(t, false);
+  if (t->pos + bytes + 32 * std::size_t{t->pending_count} > t->limit) flush(t, false);
   return t->buffer + t->pos;
 }
 
@@ -158,10 +159,62 @@ inline free_before prepare_free(thread_state* t, const void* ptr) {
   return free_before{false, order_free()};
 }
 
+// The record of a free of `addr` that was not in the block-local table, at `p` (room for it is
+// there): FREE_KEPT when the thread keeps the block, else FREE, of order `before`'s, else its
+// own. Returns the record's end.
+__attribute__((always_inline)) inline unsigned char* encode_free_far(thread_state* t,
+                                                                     unsigned char* p,
+                                                                     std::uintptr_t addr,
+                                                                     const free_before* before) {
+  std::uint64_t ordinal;
+  if (t->keeps && kept_take(t->kept, addr, &ordinal))
+    return trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
+  const std::uint64_t order = before != nullptr ? before->order : order_free();
+  free_epoch(addr).fetch_add(1, std::memory_order_relaxed);
+  p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
+  note_free_order(t, order);
+  return p;
+}
+
+// Records the thread's pending frees (thread_state::pending_addr), oldest first, in the room the
+// block holds for them: before any other record of the thread, and at the block's end.
+void settle_frees(thread_state* t);
+
+// Room for `bytes` of a record that is not an event's (ensure_space), after the pending frees,
+// which came before it: an EXEC or END after them would end the image before its last frees.
+inline unsigned char* record_space(thread_state* t, std::size_t bytes) {
+  if (t->pending_count != 0) settle_frees(t);
+  return ensure_space(t, bytes);
+}
+
+// Whether a free not in the block-local table may wait for its lookup in the kept table: the
+// thread keeps blocks, the process has no other thread, and the block has room for the tick and
+// the order of each pending free, of this one and of the event that records them, which does not
+// look again (their records' room is held by ensure_space).
+// A free found not kept takes its order when it is recorded, after the memory went back: no other
+// thread can have allocated that address meanwhile, as every start of one records the pending
+// frees first (stop_keeping); only a thread made by the clone system call itself, unseen until
+// its first event, could, between this free and this thread's next event.
+inline bool may_defer_free(const thread_state* t) {
+  return t->keeps && t->kept.count != 0 && !many_threads.load(std::memory_order_relaxed) &&
+         t->tick_count + t->pending_count + 1 < tick_capacity &&
+         t->free_orders_pos + (t->pending_count + 2) * trace_format::max_varint_bytes <=
+             free_orders_bytes;
+}
+
+// Makes the free of `addr` at `ticks` pending, its kept slot fetched; when pending_capacity are
+// pending already, the oldest is recorded first. Out of line: the hooks stay small.
+__attribute__((noinline)) void defer_free(thread_state* t, std::uintptr_t addr,
+                                          std::uint64_t ticks);
+
 // FREE_LOCAL when `ptr` is an allocation of this block that no other thread freed, FREE_KEPT
 // when it is one the thread keeps, else FREE. `before`: what prepare_free() found before the
 // memory went back (realloc); else the FREE takes its order here. Always inline: called, it
 // saved and restored six registers for every free (17 instructions of the ~110 that record one).
+// A free that would look in the kept table waits instead (defer_free): its slot's line is fetched
+// while the program goes on, and the lookup is made at the thread's next event. A program that
+// tears down a tree of blocks it kept frees them in an order unlike their addresses', and each
+// lookup missed the caches.
 __attribute__((always_inline)) inline void record_free(thread_state* t, void* ptr,
                                                        std::uint64_t ticks,
                                                        const free_before* before = nullptr) {
@@ -181,19 +234,21 @@ __attribute__((always_inline)) inline void record_free(thread_state* t, void* pt
     local_erase(t, i);
     local = false;
   }
+  if (!local && before == nullptr && may_defer_free(t)) {
+    defer_free(t, addr, ticks);
+    return;
+  }
+  if (t->pending_count != 0) {
+    settle_frees(t);
+    p = t->buffer + t->pos;
+  }
   event_time(t, ticks);
-  std::uint64_t ordinal;
   if (local) {
     std::uint32_t distance = t->alloc_ordinal - 1 - t->local[i].ordinal();
     p = trace_format::encode(p, trace_format::free_local_record{0, distance});
     local_erase(t, i);
-  } else if (t->keeps && kept_take(t->kept, addr, &ordinal)) {
-    p = trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
   } else {
-    const std::uint64_t order = before != nullptr ? before->order : order_free();
-    epoch.fetch_add(1, std::memory_order_relaxed);
-    p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);
-    note_free_order(t, order);
+    p = encode_free_far(t, p, addr, before);
   }
   commit(t, p);
 }

@@ -81,7 +81,7 @@ void write_process_records(thread_state* t, std::uint64_t flags, pid_t ppid) {
   std::size_t need = 64 + 4200;
   for (int i = 0; i < saved_argc; ++i) need += 16 + std::strlen(saved_argv[i]);
   if (need > buffer_bytes / 2) need = buffer_bytes / 2;
-  unsigned char* p = ensure_space(t, need);
+  unsigned char* p = record_space(t, need);
   unsigned char* end = t->buffer + buffer_bytes - 16;
   fmt::process_record record{static_cast<std::uint64_t>(getpid()), static_cast<std::uint64_t>(ppid),
                              flags, std::string_view(exe), 0};
@@ -175,7 +175,7 @@ void find_shadowing() {
 
 void write_shadowed_records(thread_state* t) {
   for (std::size_t k = 0; k < shadowing_count; ++k) {
-    unsigned char* p = ensure_space(t, 32 + sizeof shadowings[k].path);
+    unsigned char* p = record_space(t, 32 + sizeof shadowings[k].path);
     commit(t, fmt::encode(p,
                           fmt::shadowed_record{shadowings[k].functions,
                                                std::string_view(shadowings[k].path)},
@@ -186,7 +186,7 @@ void write_shadowed_records(thread_state* t) {
 }  // namespace
 
 void write_end_records(thread_state* t) {
-  unsigned char* p = ensure_space(t, 64);
+  unsigned char* p = record_space(t, 64);
   // A last (ticks, ns) pair: the run time of a program shorter than a tick, and the calibration.
   std::uint64_t ticks = stamp_now();
   p = fmt::encode(p, fmt::time_record{ticks, monotonic_ns()});
@@ -348,6 +348,7 @@ bool settle_pending_fork() {
   if (t != nullptr) {
     t->stream = next_stream.fetch_add(1, std::memory_order_relaxed);
     t->pos = 0;
+    t->pending_count = 0;  // the parent's frees, which it records
     t->has_events = false;
     // The child has one thread, and a trace whose ordinals start again.
     t->keeps = true;
@@ -518,7 +519,7 @@ bool finish_process(int signal, std::uint64_t tid, bool deferred) {
   close_other_threads(t);
   if (t != nullptr) {
     if (signal != 0) {
-      unsigned char* p = ensure_space(t, 64);
+      unsigned char* p = record_space(t, 64);
       const std::uint64_t flags = fmt::crash_flag_thread_written | fmt::crash_flag_ended |
                                   (deferred ? fmt::crash_flag_deferred : 0);
       p = fmt::encode(p, fmt::crash_record{take_dt(t, stamp_now()),
@@ -626,7 +627,7 @@ void after_failed_exec() {
     if (finish_state.load() == 0) reopen_other_threads();
   }
   if (thread_state* t = tls_state; t != nullptr && mark_active(t)) {
-    unsigned char* p = ensure_space(t, 32);
+    unsigned char* p = record_space(t, 32);
     const std::uint64_t ticks = stamp_now();
     commit(t,
            fmt::encode(p, fmt::time_record{ticks > t->clock ? ticks : t->clock, monotonic_ns()}));
@@ -663,7 +664,7 @@ void before_exec(const char* path) {
       }
       std::size_t n = path != nullptr ? std::strlen(path) : 0;
       if (n > 4096) n = 4096;
-      unsigned char* p = ensure_space(t, 32 + n);
+      unsigned char* p = record_space(t, 32 + n);
       commit(t, fmt::encode(p, fmt::exec_record{take_dt(t, stamp_now()), std::string_view(path, n)},
                             4096));
       flush(t, false);

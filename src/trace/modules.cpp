@@ -103,7 +103,7 @@ int scan_one(dl_phdr_info* info, std::size_t, void* data) {
                         static_cast<std::uint64_t>(st.st_mtim.tv_nsec);
   }
   unsigned char* p =
-      ensure_space(t, 64 + 4200 + info->dlpi_phnum * 20u + 32 + fmt::max_build_id_bytes);
+      record_space(t, 64 + 4200 + info->dlpi_phnum * 20u + 32 + fmt::max_build_id_bytes);
   std::uint64_t dt = take_dt(t, stamp_now());
   std::size_t loads = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
@@ -132,7 +132,7 @@ void write_module_records(thread_state* t, bool all) {
       ++i;
       continue;
     }
-    unsigned char* p = ensure_space(t, 32);
+    unsigned char* p = record_space(t, 32);
     commit(t, fmt::encode(p, fmt::unmodule_record{take_dt(t, stamp_now()), modules[i].id}));
     modules[i] = modules[--module_count];
     removed = true;

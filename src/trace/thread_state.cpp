@@ -284,6 +284,7 @@ thread_state* create_thread_state() {
 }
 
 void stop_keeping(thread_state* t) {
+  if (t->pending_count != 0) settle_frees(t);  // while they may still be FREE_KEPT
   t->keeps = false;
   constexpr std::size_t per_record = 2048;  // 40 KiB at most: fits an empty block
   std::size_t slot = 0;
@@ -346,12 +347,13 @@ void reopen_other_threads() {
 
 std::size_t block_event_bytes(const thread_state* t) {
   const std::size_t pos = t->pos;
-  if (pos == 0 || t->buffer[0] != fmt::tag_time) return pos;
+  const std::size_t pending = 3 * std::size_t{t->pending_count};
+  if (pos == 0 || t->buffer[0] != fmt::tag_time) return pos + pending;
   std::size_t at = 1;
   for (int field = 0; field < 2; ++field)  // TIME's ticks and ns
     while (at < pos && (t->buffer[at++] & 0x80) != 0) {
     }
-  return pos > at ? pos - at : 0;
+  return (pos > at ? pos - at : 0) + pending;
 }
 
 bool unwritten_threads(const thread_state* self, fmt::crash_thread* out, std::size_t cap,

@@ -51,6 +51,10 @@ inline constexpr std::size_t trailer_bytes =
      trace_format::tick_section_bytes(tick_capacity) + 63) &
     ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
+// Frees of blocks from earlier blocks whose lookups in the kept table are under way (block.hpp,
+// record_free): the table is far larger than the caches, and a program that frees its blocks in
+// an order of their own (a tree torn down) missed at every take.
+inline constexpr std::uint32_t pending_capacity = 8;
 
 // 16 bytes: the table is probed at every event. A block holds fewer than 2^24 ALLOC records (each
 // takes 3 bytes at least); an order is the block's order_base plus less than 2^20 (the block ends
@@ -109,6 +113,14 @@ struct thread_state {
   // (kept.hpp). Frees of them name them by ordinal (FREE_KEPT).
   bool keeps;
   kept_table kept;
+  // Its frees not yet recorded, oldest first from pending_head (a ring): each of an address that
+  // was not in the block-local table, its kept slot fetched. Their records come before any other
+  // event's, and before the block ends (settle_frees). Room for their records, ticks and orders
+  // is held in the block meanwhile (may_defer_free).
+  std::uint32_t pending_count;
+  std::uint32_t pending_head;
+  std::uintptr_t pending_addr[pending_capacity];
+  std::uint64_t pending_ticks[pending_capacity];
   std::uint32_t clock_countdown;  // an event reads the clock when this reaches 0
   bool has_events;                // an ALLOC or FREE since the stream (or the fork child) began
   std::uint32_t stream;
@@ -179,7 +191,8 @@ void reopen_other_threads();
 bool unwritten_threads(const thread_state* self, trace_format::crash_thread* out, std::size_t cap,
                        std::size_t* listed, std::uint64_t deadline_ns);
 
-// The bytes of events in `t`'s current block after the TIME record that opens it.
+// The bytes of events in `t`'s current block after the TIME record that opens it, and 3 for each
+// pending free (the least a free's record takes).
 std::size_t block_event_bytes(const thread_state* t);
 
 // The process has another thread now, or is about to: the kept allocations' addresses are

@@ -35,6 +35,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,7 @@ struct record_census {
   std::int64_t ticks = 0;             // events with a dt, in the blocks' tick sections
   std::int64_t most_block_ticks = 0;  // of one block
   std::map<std::uint32_t, std::int64_t> stacks_by_stream;  // STACK and STACK_SHARED records
+  std::int64_t events_after_end = 0;  // ALLOC and FREE records after their stream's END
   std::int64_t of(std::uint8_t tag) const {
     const auto it = records.find(tag);
     return it == records.end() ? 0 : it->second;
@@ -123,6 +125,7 @@ record_census census(const fs::path& file) {
   const detail::file_index index = detail::index_blocks(bytes.data(), bytes.size());
   detail::decompressor z;
   std::map<std::uint32_t, std::vector<std::uint8_t>> previous;  // each stream's last payload
+  std::set<std::uint32_t> ended;                                // streams with END
   for (const detail::block_ref& b : index.blocks) {
     std::vector<std::uint8_t> payload(b.decompressed);
     const auto prev = previous.find(b.stream);
@@ -146,6 +149,10 @@ record_census census(const fs::path& file) {
       std::uint8_t tag = fmt::decode_record(r, decoding, visit);
       if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
       ++c.records[tag];
+      if (tag == fmt::tag_end) ended.insert(b.stream);
+      const bool event = tag == fmt::tag_alloc || tag == fmt::tag_free ||
+                         tag == fmt::tag_free_local || tag == fmt::tag_free_kept;
+      if (event && ended.count(b.stream) != 0) ++c.events_after_end;
       if (tag == fmt::tag_stack || tag == fmt::tag_stack_shared) ++c.stacks_by_stream[b.stream];
     }
     if (!decoding.ticks_done()) throw std::runtime_error("a tick section names missing events");
@@ -646,14 +653,20 @@ TEST_F(trace_test, forty_threads_take_turns_at_the_writers_sixteen_previous_bloc
   EXPECT_LT(c.prefixed_blocks, c.blocks - 40);
 }
 
+// The counts of tests/trace/programs/kept.c making and freeing 3K blocks, K of each size.
+expected kept_blocks(long k) {
+  expected e;
+  e.allocations = e.frees = 3 * k;
+  e.bytes = (24 + 40 + 56) * k;
+  e.by_kind = kinds({{fmt::kind_malloc, 3 * k}});
+  return e;
+}
+
 TEST_F(trace_test, blocks_that_outlive_their_trace_block_are_freed_by_ordinal_not_address) {
   // 3K blocks live at once (more than a trace block's table holds), freed in a scrambled order
   // by the thread that made them: the recorder keeps them, and no address of theirs is written.
-  expected e;
-  e.allocations = e.frees = 3 * k_iterations;
-  e.bytes = (24 + 40 + 56) * k_iterations;
+  expected e = kept_blocks(k_iterations);
   e.temporary = 1;  // the last one made: nothing is allocated after it
-  e.by_kind = kinds({{fmt::kind_malloc, 3 * k_iterations}});
   expect_counts(delta("kept", k_iterations), e);
   traced with = trace("kept", {std::to_string(k_iterations)});
   traced without = trace("kept", {"0"});
@@ -673,17 +686,96 @@ TEST_F(trace_test, blocks_that_outlive_their_trace_block_are_freed_by_ordinal_no
 TEST_F(trace_test, kept_blocks_freed_by_a_thread_started_later_are_matched_by_address) {
   // The same blocks, freed by a second thread: pthread_create writes the kept blocks' addresses
   // (LIVE) before the thread runs, and its FREEs find them.
-  expected e;
-  e.allocations = e.frees = 3 * k_iterations;
-  e.bytes = (24 + 40 + 56) * k_iterations;
-  e.by_kind = kinds({{fmt::kind_malloc, 3 * k_iterations}});
-  expect_counts(delta("kept", k_iterations, {"thread"}), e);
+  expect_counts(delta("kept", k_iterations, {"thread"}), kept_blocks(k_iterations));
   traced t = trace("kept", {std::to_string(k_iterations), "thread"});
   ASSERT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
   const record_census c = census(t.trace);
   EXPECT_GE(c.live_entries, k_iterations);
   EXPECT_GE(c.of(fmt::tag_free), 3 * k_iterations);
+}
+
+// Frees of kept blocks wait for their lookup until the thread's next event (block.hpp,
+// record_free). Whatever comes next, each is recorded once, in its place, of the block it freed.
+TEST_F(trace_test, a_pending_free_comes_before_an_allocation_that_reuses_its_address) {
+  // Each free of a 40-byte block is followed by a malloc(40) that gets its address back: the
+  // allocation must find the free recorded (and the kept table without the old block) first.
+  expected e = kept_blocks(k_iterations);
+  e.allocations += k_iterations;
+  e.bytes += 40 * k_iterations;
+  e.leaked_allocations = k_iterations;
+  e.leaked_bytes = 40 * k_iterations;
+  e.peak = (24 + 40 + 56) * k_iterations;  // each new block comes after the free of its address
+  e.by_kind = kinds({{fmt::kind_malloc, 4 * k_iterations}});
+  expect_counts(delta("kept", k_iterations, {"reuse"}), e);
+  traced t = trace("kept", {std::to_string(k_iterations), "reuse"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  const record_census c = census(t.trace);
+  EXPECT_GE(c.of(fmt::tag_free_kept), k_iterations);
+  EXPECT_EQ(c.events_after_end, 0);
+}
+
+TEST_F(trace_test, pending_frees_are_recorded_before_a_thread_start_lists_the_kept_blocks) {
+  // Five frees of kept blocks pending when pthread_create writes the kept blocks' addresses
+  // (LIVE): they are recorded first, as frees of the blocks, which LIVE then leaves out; the new
+  // thread frees the rest by address.
+  expect_counts(delta("kept", k_iterations, {"pending-thread"}), kept_blocks(k_iterations));
+  traced t = trace("kept", {std::to_string(k_iterations), "pending-thread"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  const record_census c = census(t.trace);
+  EXPECT_EQ(c.of(fmt::tag_free_kept), 5);
+  EXPECT_LE(c.live_entries, 3 * k_iterations - 5);
+}
+
+TEST_F(trace_test, a_fork_child_does_not_record_its_parents_pending_frees) {
+  // Five frees of kept blocks pending at fork: the parent records them; the child, whose trace
+  // starts afresh, records only its own block of 20 bytes.
+  expected e = kept_blocks(k_iterations);
+  e.temporary = 1;  // the last one made: the parent allocates nothing after it
+  expect_counts(delta("kept", k_iterations, {"pending-fork"}), e);
+  traced t = trace("kept", {std::to_string(k_iterations), "pending-fork"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  EXPECT_GE(census(t.trace).of(fmt::tag_free_kept), 5);
+  const std::vector<fs::path> files = child_traces(t.trace);
+  ASSERT_EQ(files.size(), 1u);
+  const analyze::analysis child = read_complete(files[0]);
+  EXPECT_TRUE(child.process.fork_child);
+  EXPECT_EQ(child.unmatched_frees, 0u);
+  const counts got = counts_of(child);
+  EXPECT_EQ(got.allocations, got.frees);
+  EXPECT_EQ(got.leaked_allocations, 0);
+  EXPECT_EQ(census(files[0]).of(fmt::tag_free_kept), 0);
+}
+
+TEST_F(trace_test, pending_frees_are_recorded_before_an_exec_ends_the_image) {
+  // Five frees of kept blocks pending at execv: they come before EXEC, and the image ends by
+  // exec (a FREE after EXEC reads as an exec that failed, and the trace as a killed process's).
+  traced t =
+      trace("kept", {std::to_string(k_iterations), "pending-exec", program("malloc_loop"), "0"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const analyze::analysis a = read_complete(t.trace);
+  EXPECT_EQ(a.exec_path, program("malloc_loop"));
+  EXPECT_EQ(census(t.trace).of(fmt::tag_free_kept), 5);
+}
+
+TEST_F(trace_test, pending_frees_keep_room_for_their_times_in_a_block_whose_time_list_fills) {
+  // 15K frees of kept blocks 20 us apart: most carry a time of their own, and a block's list of
+  // them (1,024) fills while frees are pending. Each is recorded, once, in a trace that reads.
+  const long k = 5 * k_iterations;
+  expected e = kept_blocks(k);
+  e.temporary = 1;  // the last one made: nothing is allocated after it
+  expect_counts(delta("kept", k, {"spaced"}), e);
+  traced t = trace("kept", {std::to_string(k), "spaced"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  EXPECT_EQ(read_complete(t.trace).unmatched_frees, 0u);
+  const record_census c = census(t.trace);
+  EXPECT_GE(c.of(fmt::tag_free_kept), k);
+  EXPECT_EQ(c.most_block_ticks, 1024) << "the list filled (thread_state.hpp, tick_capacity)";
+  // The last frees, pending when the process ends, come before END.
+  EXPECT_EQ(c.events_after_end, 0);
 }
 
 // The objects of a site whose user frame (after folding) is `function`, from `tracker`.
