@@ -185,26 +185,26 @@ void write_thread_record(thread_state* t) {
   commit(t, fmt::encode(p, fmt::thread_record{t->tid}));
 }
 
+namespace {
+
+// Records the oldest pending free, in the room the block holds for it.
+void settle_oldest_free(thread_state* t) {
+  const std::uint32_t i = t->pending_head;
+  t->pending_head = (i + 1) % pending_capacity;
+  --t->pending_count;
+  event_time(t, t->pending_ticks[i]);
+  commit(t, encode_free_far(t, t->buffer + t->pos, t->pending_addr[i], nullptr));
+}
+
+}  // namespace
+
 void settle_frees(thread_state* t) {
-  unsigned char* p = t->buffer + t->pos;
-  for (; t->pending_count != 0; --t->pending_count) {
-    const std::uint32_t i = t->pending_head;
-    t->pending_head = (i + 1) % pending_capacity;
-    event_time(t, t->pending_ticks[i]);
-    p = encode_free_far(t, p, t->pending_addr[i], nullptr);
-  }
-  commit(t, p);
+  while (t->pending_count != 0) settle_oldest_free(t);
 }
 
 void defer_free(thread_state* t, std::uintptr_t addr, std::uint64_t ticks) {
   kept_prefetch(t->kept, addr);
-  if (t->pending_count == pending_capacity) {
-    const std::uint32_t i = t->pending_head;
-    t->pending_head = (i + 1) % pending_capacity;
-    --t->pending_count;
-    event_time(t, t->pending_ticks[i]);
-    commit(t, encode_free_far(t, t->buffer + t->pos, t->pending_addr[i], nullptr));
-  }
+  if (t->pending_count == pending_capacity) settle_oldest_free(t);
   const std::uint32_t at = (t->pending_head + t->pending_count) % pending_capacity;
   t->pending_addr[at] = addr;
   t->pending_ticks[at] = ticks;
