@@ -32,11 +32,16 @@ constexpr std::size_t chunk_bytes = 1u << 20;
 // An entry of the process's index: with the clock when its stack's record was written, or
 // not_defined_yet until then.
 struct process_entry {
-  std::uint64_t hash;
+  std::uint32_t hash;  // the low 32 bits, as in stack_entry
   std::uint32_t id;
-  std::uint32_t n;
   const stack_frames* frames;
   std::uint64_t defined_at;
+
+  std::size_t n() const noexcept { return frame_count(frames); }
+  bool same(std::uint64_t stack_hash, const std::uintptr_t* ips, std::size_t count) const {
+    return hash == static_cast<std::uint32_t>(stack_hash) && frame_count(frames) == count &&
+           same_frames(frames, ips, count);
+  }
 };
 
 constexpr std::uint64_t not_defined_yet = ~std::uint64_t{0};
@@ -142,8 +147,7 @@ std::size_t slot_of(const Entry* entries, std::size_t capacity, std::uint64_t ha
   const std::size_t mask = capacity - 1;
   std::size_t i = static_cast<std::size_t>(hash) & mask;
   for (; entries[i].id != 0; i = (i + 1) & mask) {
-    const Entry& e = entries[i];
-    if (e.hash == hash && e.n == n && same_frames(e.frames, ips, n)) break;
+    if (entries[i].same(hash, ips, n)) break;
   }
   return i;
 }
@@ -178,8 +182,9 @@ bool put_process(const process_entry& e) {
   process_table& p = g_process;
   if (!reserve_one(p.entries, p.capacity, p.reserved, p.size, p.entries != nullptr)) return false;
   static std::uintptr_t ips[max_depth_limit];  // under the lock
-  read_frames(e.frames, e.n, ips);
-  const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, ips, e.n);
+  const std::size_t n = e.n();
+  read_frames(e.frames, n, ips);
+  const std::size_t slot = slot_of(p.entries, p.capacity, e.hash, ips, n);
   if (p.entries[slot].id != 0) return true;
   p.entries[slot] = e;
   ++p.size;
@@ -205,7 +210,7 @@ bool publish_locked(stack_table& s, std::uint32_t generation, std::uint64_t now)
     const stack_entry& e = s.entries[i];
     if (e.id == 0) continue;
     const std::uint64_t at = e.id == s.pending_id ? not_defined_yet : now;
-    if (!put_process(process_entry{e.hash, e.id, e.n, e.frames, at})) break;
+    if (!put_process(process_entry{e.hash, e.id, e.frames, at})) break;
   }
   s.published_epoch = p.epoch;
   return true;
@@ -251,12 +256,12 @@ new_stack_id add_stack(stack_table& s, const std::uintptr_t* ips, std::size_t n,
       got.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
       if (can_put) {
         p.entries[at] =
-            process_entry{hash, got.id, static_cast<std::uint32_t>(n), got.frames, not_defined_yet};
+            process_entry{static_cast<std::uint32_t>(hash), got.id, got.frames, not_defined_yet};
         ++p.size;
       }
     }
   }
-  s.entries[slot] = stack_entry{hash, got.id, static_cast<std::uint32_t>(n), got.frames};
+  s.entries[slot] = stack_entry{static_cast<std::uint32_t>(hash), got.id, got.frames};
   ++s.size;
   if (got.define) s.pending_id = got.id;
   s.last_id = got.id;
