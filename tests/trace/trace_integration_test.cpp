@@ -90,6 +90,7 @@ struct record_census {
   std::map<std::uint8_t, std::int64_t> records;
   std::int64_t listed_addresses = 0;  // ADDRESSES entries
   std::int64_t live_entries = 0;      // LIVE entries
+  std::int64_t live_descents = 0;     // LIVE entries of a lower ordinal than the one before
   std::int64_t blocks = 0;
   std::int64_t prefixed_blocks = 0;   // compressed against their stream's previous block
   std::int64_t ticks = 0;             // events with a dt, in the blocks' tick sections
@@ -113,8 +114,14 @@ struct census_visitor {
     c.listed_addresses += static_cast<std::int64_t>(r.count);
   }
   template <class Items>
-  void operator()(const fmt::live_record& r, Items&) {
+  void operator()(const fmt::live_record& r, Items& items) {
     c.live_entries += static_cast<std::int64_t>(r.count);
+    std::uint64_t previous = 0;
+    for (bool first = true; items.left() != 0; first = false) {
+      const fmt::live_entry e = items.next();
+      if (!first && e.ordinal < previous) ++c.live_descents;
+      previous = e.ordinal;
+    }
   }
 };
 
@@ -693,6 +700,10 @@ TEST_F(trace_test, kept_blocks_freed_by_a_thread_started_later_are_matched_by_ad
   const record_census c = census(t.trace);
   EXPECT_GE(c.live_entries, k_iterations);
   EXPECT_GE(c.of(fmt::tag_free), 3 * k_iterations);
+  // In the order they were made, not the kept table's (windows spread by a hash): both fields'
+  // deltas stay small, and the list compresses (a program keeping 667,000 blocks when its first
+  // thread started: 532 kB of trace in the table's order, 31 kB in this one).
+  EXPECT_EQ(c.live_descents, 0);
 }
 
 // Frees of kept blocks wait for their lookup until the thread's next event (block.hpp,
