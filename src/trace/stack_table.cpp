@@ -39,8 +39,7 @@ struct process_entry {
 
   std::size_t n() const noexcept { return frame_count(frames); }
   bool same(std::uint64_t stack_hash, const std::uintptr_t* ips, std::size_t count) const {
-    return hash == static_cast<std::uint32_t>(stack_hash) && frame_count(frames) == count &&
-           same_frames(frames, ips, count);
+    return same_stack(hash, frames, stack_hash, ips, count);
   }
 };
 

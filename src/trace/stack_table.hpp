@@ -81,6 +81,14 @@ inline std::size_t common_outer_frames(const std::uintptr_t* a, std::size_t na,
   return k;
 }
 
+// Whether the stack ips[0..count) of hash `stack_hash` is the one stored with `frames`, the low
+// 32 bits of whose hash are `hash`: the hashes first, then the frames.
+inline bool same_stack(std::uint32_t hash, const stack_frames* frames, std::uint64_t stack_hash,
+                       const std::uintptr_t* ips, std::size_t count) {
+  return hash == static_cast<std::uint32_t>(stack_hash) && frame_count(frames) == count &&
+         same_frames(frames, ips, count);
+}
+
 // An entry in 16 bytes: the low 32 bits of the stack's hash (its home slot, and a first check
 // before the frames are compared), its id (0: an empty slot) and its frames, which hold their
 // count. With 24-byte entries (the whole hash and the count), `distinct_stacks 18`'s million
@@ -92,8 +100,7 @@ struct stack_entry {
 
   std::size_t n() const noexcept { return frame_count(frames); }
   bool same(std::uint64_t stack_hash, const std::uintptr_t* ips, std::size_t count) const {
-    return hash == static_cast<std::uint32_t>(stack_hash) && frame_count(frames) == count &&
-           same_frames(frames, ips, count);
+    return same_stack(hash, frames, stack_hash, ips, count);
   }
 };
 
