@@ -172,6 +172,38 @@ TEST(StackTable, FindsChainedStacksByTheirFrames) {
   }
 }
 
+// An entry keeps the low 32 bits of its stack's hash and finds its frame count in its frames:
+// stacks whose hashes agree in those bits, or altogether, are told apart by their frames, a stack
+// and its caller's (one frame fewer) by their counts.
+TEST(StackTable, StacksOfOneHashAreToldApartByTheirFramesAndCounts) {
+  thread_table t;
+  const frames a = recursion_stack(5, 8, 1);
+  const frames caller(a.begin() + 1, a.end());
+  frames other = a;
+  other[0] ^= 0x10;
+  constexpr std::uint64_t low = 0x9abcdef0u;
+  const std::pair<frames, std::uint64_t> stacks[] = {
+      {a, low}, {caller, low}, {other, std::uint64_t{0x12345678} << 32 | low}};
+  std::uint32_t ids[3] = {};
+  for (int k = 0; k < 3; ++k) {
+    const auto& [f, hash] = stacks[k];
+    std::size_t slot = 0;
+    ASSERT_EQ(find_stack(t.s, f.data(), f.size(), hash, slot), 0u) << k;
+    const new_stack_id got =
+        add_stack(t.s, f.data(), f.size(), hash, slot, 0, 1, 0, false, nullptr, 0);
+    ASSERT_NE(got.id, 0u);
+    ids[k] = got.id;
+  }
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[0], ids[2]);
+  EXPECT_NE(ids[1], ids[2]);
+  for (int k = 0; k < 3; ++k) {
+    const auto& [f, hash] = stacks[k];
+    std::size_t slot = 0;
+    EXPECT_EQ(find_stack(t.s, f.data(), f.size(), hash, slot), ids[k]) << k;
+  }
+}
+
 // Stacks that share no outer frames, or too few to save anything, are stored whole.
 TEST(StackTable, StacksSharingFewFramesAreStoredWhole) {
   thread_table t;
