@@ -97,15 +97,20 @@ class output_file {
       return false;
     }
     target_ = special ? path : path + ".tmp." + std::to_string(::getpid());
+    // The temporary file is listed for the signal handlers before it is made: a signal that
+    // comes as soon as it exists (Ctrl-C at once) finds it listed and removes it.
+    if (!special) slot_ = output_detail::add_temporary(target_);
     errno = 0;
     out_.open(target_, std::ios::binary | std::ios::trunc);
     if (!out_) {
-      error = "cannot write " + path + ": " + std::strerror(errno != 0 ? errno : EIO);
+      const int open_errno = errno;
+      output_detail::drop_temporary(slot_);
+      slot_ = -1;
+      error = "cannot write " + path + ": " + std::strerror(open_errno != 0 ? open_errno : EIO);
       target_.clear();
       return false;
     }
     temporary_ = !special;
-    if (temporary_) slot_ = output_detail::add_temporary(target_);
     return true;
   }
 

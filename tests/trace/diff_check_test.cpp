@@ -744,7 +744,7 @@ TEST_F(diff_check_test, a_report_ended_by_a_signal_leaves_no_temporary_file) {
       _exit(127);
     }
     const fs::path temporary = dir_ / ("out.txt.tmp." + std::to_string(pid));
-    for (int i = 0; i < 1000 && !fs::exists(temporary); ++i) usleep(10000);
+    for (int i = 0; i < 10000 && !fs::exists(temporary); ++i) usleep(1000);
     EXPECT_TRUE(fs::exists(temporary));
     kill(pid, sig);
     int status = 0;
