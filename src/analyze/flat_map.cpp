@@ -1,11 +1,12 @@
 // The memory of the hash tables: a large table is a mapping of its own, and grows by moving its
 // pages to a larger mapping (mremap) rather than by copying them.
 //
-// Large arrays ask for transparent huge pages (MADV_HUGEPAGE; nothing changes where the kernel
-// gives them to every mapping, or to none), which the kernel uses over their whole 2 MiB pages:
-// faulting in 4 KiB pages cost a page-table entry, an LRU insertion and a memory-cgroup charge
-// each besides the zeroing, and on a report of 10^6 stacks 17% of the time was in the system call
-// that prefaults them.
+// Large arrays are faulted in ahead of their first write, many pages in one system call. They do
+// not ask for transparent huge pages (MADV_HUGEPAGE): where the kernel compacts or the
+// hypervisor backs memory on first touch, a huge page fault stalls, and the report of 10^6
+// stacks spent 0.11 to 0.84 s in the kernel with the advice against 0.15 to 0.20 s without it (on
+// a KVM guest; 4 KiB pages cost more page faults, a fixed part). A kernel that gives huge pages
+// to every mapping (transparent_hugepage=always) still does, where it has them free.
 #include "analyze/flat_map.hpp"
 
 #include <sys/mman.h>
@@ -40,9 +41,6 @@ void table_memory::allocate(std::size_t bytes) {
   const std::size_t length = whole_pages(bytes);
   void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  // The whole mapping: advice on part of it would split it in two or three, and mremap cannot
-  // grow a range that spans more than one.
-  madvise(p, length, MADV_HUGEPAGE);
   data_ = p;
   length_ = length;
   mapped_ = true;
@@ -63,9 +61,6 @@ bool prefault(void* data, std::size_t bytes) noexcept {
   const auto first = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
   const auto last = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
   if (last < first + mapped_from) return true;  // (a small block: no gain)
-  // Over a table's mapping, which has the advice already, this changes nothing; over part of a
-  // heap mapping it splits the mapping, which nothing grows in place.
-  madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
   return madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
 }
 

@@ -27,14 +27,12 @@
 namespace lowalloc::analyze::detail {
 
 /// About to write `bytes` at `data` for the first time (a large array just allocated): its
-/// whole pages are faulted in by one system call instead of a page fault each, as huge pages
-/// where the kernel has them. False where the kernel cannot (before Linux 5.14): the pages are
-/// then faulted in as they are written.
+/// whole pages are faulted in by one system call instead of a page fault each. False where the
+/// kernel cannot (before Linux 5.14): the pages are then faulted in as they are written.
 bool prefault(void* data, std::size_t bytes) noexcept;
 
-/// The bytes of a hash table: small ones from the heap, large ones a mapping of their own (in
-/// huge pages where the kernel has them), which grows without being copied (mremap moves its
-/// pages).
+/// The bytes of a hash table: small ones from the heap, large ones a mapping of their own,
+/// which grows without being copied (mremap moves its pages).
 class table_memory {
  public:
   table_memory() noexcept = default;
