@@ -4,7 +4,7 @@
 // Large arrays are faulted in ahead of their first write, many pages in one system call. They do
 // not ask for transparent huge pages (MADV_HUGEPAGE): where the kernel compacts or the
 // hypervisor backs memory on first touch, a huge page fault stalls, and the report of 10^6
-// stacks spent 0.11 to 0.84 s in the kernel with the advice against 0.15 to 0.20 s without it (on
+// stacks spent 0.11 to 0.89 s in the kernel with the advice against 0.15 to 0.21 s without it (on
 // a KVM guest; 4 KiB pages cost more page faults, a fixed part). A kernel that gives huge pages
 // to every mapping (transparent_hugepage=always) still does, where it has them free.
 #include "analyze/flat_map.hpp"
