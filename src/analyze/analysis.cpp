@@ -7,12 +7,17 @@
 #include "analyze/sites.hpp"
 #include "analyze/trace_reader.hpp"
 #include "trace/format.hpp"
+#include "trace/records.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace lowalloc::analyze {
 
@@ -145,6 +150,68 @@ analysis analyze_file(const std::string& path, const options& opts,
 
 analysis analyze_file(const std::string& path, const options& opts) {
   return analyze_file(path, opts, {});
+}
+
+namespace {
+
+// Takes the PROCESS record of a block; skips every other.
+struct process_visitor {
+  std::optional<process_info>& found;
+
+  template <class Items>
+  void operator()(const trace_format::process_record& r, Items& argv) {
+    process_info p;
+    p.pid = r.pid;
+    p.ppid = r.ppid;
+    p.fork_child = (r.flags & trace_format::process_flag_fork_child) != 0;
+    p.exec_child = (r.flags & trace_format::process_flag_exec) != 0;
+    p.exe = std::string(r.exe);
+    while (argv.left() != 0) p.argv.emplace_back(argv.next());
+    found = std::move(p);
+  }
+  template <class Record>
+  void operator()(const Record&) {}
+  template <class Record, class Items>
+  void operator()(const Record&, Items&) {}
+};
+
+}  // namespace
+
+std::optional<process_info> read_process(const std::string& path) {
+  try {
+    const detail::file_bytes file(path);
+    const detail::file_index index = detail::index_blocks(file.data(), file.size());
+    // The first block of the process's first thread has PROCESS before any event. Other threads'
+    // blocks may come before it in the file (threads that ended first): the first block of each
+    // stream is read until one has it. A stream's first block is never compressed against a
+    // previous one.
+    detail::decompressor decompressor;
+    std::vector<std::uint32_t> streams_read;
+    std::vector<std::uint8_t> payload;
+    for (const detail::block_ref& block : index.blocks) {
+      if (block.prefixed ||
+          std::find(streams_read.begin(), streams_read.end(), block.stream) != streams_read.end())
+        continue;
+      streams_read.push_back(block.stream);
+      payload.resize(block.decompressed);
+      decompressor.decompress(file.data(), block, payload.data());
+      trace_format::block_decoding decoding(index.version);
+      std::size_t records = payload.size();
+      if (decoding.ticks_at_end &&
+          trace_format::open_ticks(payload.data(), payload.size(), &records, decoding) != nullptr)
+        return std::nullopt;
+      detail::payload_reader reader(payload.data(), payload.data() + records);
+      std::optional<process_info> found;
+      while (!found && !reader.done())
+        trace_format::decode_record(reader, decoding, process_visitor{found});
+      if (found) return found;
+    }
+    return std::nullopt;
+  } catch (const trace_error&) {
+    return std::nullopt;
+  } catch (const detail::payload_error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace lowalloc::analyze

@@ -113,6 +113,11 @@ analysis analyze_file(const std::string& path, const options& opts,
 analysis analyze_buffer(const void* data, std::size_t size, const options& opts,
                         const std::vector<event_sink*>& sinks);
 
+/// The process of a trace as its PROCESS record gives it, read from the first block of each of
+/// the file's streams until one has it (`report` looks at the traces next to one this way to find
+/// the image its process exec'd); nullopt when the file is not a readable trace or none has it.
+std::optional<process_info> read_process(const std::string& path);
+
 }  // namespace lowalloc::analyze
 
 #endif

@@ -7,16 +7,20 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <new>
+#include <optional>
 #include <ostream>
 #include <set>
+#include <string>
 #include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace lowalloc::cli {
 
@@ -136,6 +140,48 @@ std::vector<process_row> read_processes(const std::vector<std::string>& files) {
   work();
   for (std::thread& t : threads) t.join();
   return rows;
+}
+
+std::string exec_image_trace(const std::string& file, const analyze::process_info& p) {
+  const fs::path path(file);
+  const std::string name = path.filename().string();
+  // The run's first file, and where `file` is among the files of p's pid: RUN.PID is the first
+  // of them, (pid, 0); RUN itself comes before all.
+  std::string run = name;
+  bool is_run = true;
+  std::pair<std::uint64_t, std::uint64_t> at{0, 0};
+  for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+    const std::string suffix = name.substr(dot + 1);
+    if (dot != 0 && is_pid_suffix(suffix) && suffix_key(suffix).first == p.pid) {
+      run = name.substr(0, dot);
+      is_run = false;
+      at = suffix_key(suffix);
+      break;
+    }
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> later;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string other = it->path().filename().string();
+    if (other.size() <= run.size() + 1 || other.compare(0, run.size(), run) != 0 ||
+        other[run.size()] != '.')
+      continue;
+    const std::string suffix = other.substr(run.size() + 1);
+    if (!is_pid_suffix(suffix)) continue;
+    const auto key = suffix_key(suffix);
+    if (key.first == p.pid && (is_run || key > at)) later.emplace_back(key, other);
+  }
+  std::sort(later.begin(), later.end());
+  for (const auto& candidate : later) {
+    const std::string found = path.has_parent_path()
+                                  ? (path.parent_path() / candidate.second).string()
+                                  : candidate.second;
+    const std::optional<analyze::process_info> q = analyze::read_process(found);
+    // Not by its parent too: a process whose parent ended before it called exec has another.
+    if (q && q->exec_child && q->pid == p.pid) return found;
+  }
+  return {};
 }
 
 std::vector<process_row> run_processes(const std::string& first,

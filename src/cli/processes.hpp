@@ -45,6 +45,13 @@ std::vector<process_row> run_processes(const std::string& first,
 /// Each of `files` read, in their order.
 std::vector<process_row> read_processes(const std::vector<std::string>& files);
 
+/// The trace of the image that process `p` (the process of trace `file`) started by exec, when
+/// `lowalloc run --follow-exec` wrote it next to `file`: of the files named RUN.PID or RUN.PID.K
+/// after `file` (RUN: the run's first file, `file` itself or what `file` adds ".PID[.K]" to, PID
+/// p's pid), the first whose PROCESS record is an image started by exec with p's pid. Empty when
+/// there is none.
+std::string exec_image_trace(const std::string& file, const analyze::process_info& p);
+
 /// The processes of one executable (their rows' `process.exe`, or argv[0] without one).
 struct program_group {
   std::string exe;

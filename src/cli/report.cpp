@@ -327,6 +327,7 @@ int report_main(int argc, char** argv) {
     return 2;
   }
 
+  if (!a.exec_path.empty()) ro.exec_trace = exec_image_trace(file, a.process);
   print_module_notes("report", a, true);
   if (format->name == "html" && output.empty() && isatty(STDOUT_FILENO) != 0)
     std::cerr << "lowalloc report: the HTML report is a page: write it to a file: -o report.html\n";

@@ -43,6 +43,9 @@ struct report_options {
   sort_key sort = sort_key::allocations;
   std::size_t top = std::numeric_limits<std::size_t>::max();  // sites shown; max: all
   std::string trace_name;  // the file name printed in the text report's first line
+  /// The trace of the image the process started by exec, found next to this one (`lowalloc run
+  /// --follow-exec` writes it); empty: none found, or the image did not end by exec.
+  std::string exec_trace;
   /// Per site (analysis::sites), its objects (`report --objects`); nullptr: not shown.
   const std::vector<analyze::object_counts>* objects = nullptr;
   /// lowalloc advise's items (analyze/advice.hpp): the top one of a site is shown under it.

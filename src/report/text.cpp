@@ -303,9 +303,14 @@ void write_text(std::ostream& out, const analysis& a, const report_options& ro) 
     line(out, "lost events", thousands(a.lost_events),
          noun(a.lost_events, "event") + " the recorder could not record: counts are low");
   for (const analyze::shadowed_functions& s : a.shadowed) out << '\n' << shadowed_text(s) << '\n';
-  if (!a.exec_path.empty())
-    out << "\nthe process image ended by exec of " << a.exec_path
-        << " (traced on its own only with lowalloc run --follow-exec)\n";
+  if (!a.exec_path.empty()) {
+    out << "\nthe process image ended by exec of " << a.exec_path;
+    if (!ro.exec_trace.empty())
+      out << "; its trace: " << ro.exec_trace << '\n';
+    else
+      out << "; no trace of it next to this one (lowalloc run --follow-exec traces it into its own"
+             " FILE.PID)\n";
+  }
   if (a.crash) write_crash(out, *a.crash, a.lost_events);
   if (!a.complete && a.truncation.empty() && (!a.crash || a.crash->ended)) write_unfinished(out, a);
   if (!a.truncation.empty())

@@ -6,6 +6,7 @@
 #include "support/trace_writer.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -80,6 +81,50 @@ TEST(Analyze, InVersion6AnAllocationWhoseStacksRecordWasLostCountsWithoutIt) {
   EXPECT_EQ(a.totals.leaked_bytes, 40u);
   EXPECT_EQ(a.stacks_lost, 2u);
   EXPECT_EQ(site_at(a, 0x1000).totals.allocations, 1u);
+}
+
+// read_process: the PROCESS record from the first block of each stream in turn, without
+// reading the events; other threads' blocks may come first in the file (threads that ended
+// before the first thread's block was written).
+std::string saved(const trace_writer& w, const std::string& name) {
+  const std::string path =
+      ::testing::TempDir() + "/lowalloc_analyze_" + std::to_string(::getpid()) + "_" + name;
+  w.save(path);
+  return path;
+}
+
+TEST(Analyze, ReadProcessFindsThePROCESSRecordAfterOtherStreamsBlocks) {
+  trace_writer w(lowalloc::trace_format::version);
+  w.block(3, 90).thread(4244).end_block();
+  w.block(2, 95).thread(4243).end_block();
+  w.block(1, 100).process(42, 7, lowalloc::trace_format::process_flag_exec, "/bin/app",
+                          {"app", "-x"});
+  w.thread(4242).stack(1, {0x1000});
+  w.alloc(101, 10, 0x10000, 1).end_block();
+  w.block(1, 110).free(111, 0x10000).end(112).end_block_prefixed();
+  const auto p = lowalloc::analyze::read_process(saved(w, "later_stream.trace"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pid, 42u);
+  EXPECT_EQ(p->ppid, 7u);
+  EXPECT_TRUE(p->exec_child);
+  EXPECT_FALSE(p->fork_child);
+  EXPECT_EQ(p->exe, "/bin/app");
+  EXPECT_EQ(p->argv, (std::vector<std::string>{"app", "-x"}));
+}
+
+TEST(Analyze, ReadProcessOfAFileWithoutOneIsNothing) {
+  trace_writer none(lowalloc::trace_format::version);
+  none.block(1, 100).thread(1).end(101).end_block();
+  EXPECT_FALSE(lowalloc::analyze::read_process(saved(none, "no_process.trace")).has_value());
+  trace_writer not_a_trace;
+  not_a_trace.file() = "not a trace at all\n";
+  EXPECT_FALSE(lowalloc::analyze::read_process(saved(not_a_trace, "text.trace")).has_value());
+  EXPECT_FALSE(lowalloc::analyze::read_process(::testing::TempDir() + "/no_such_file").has_value());
+  // A first block that does not decompress.
+  trace_writer damaged(lowalloc::trace_format::version);
+  damaged.block(1, 100).process(42, 7, 0, "/bin/app", {"app"}).end_block();
+  damaged.file()[damaged.file().size() - 6] ^= 0x5a;
+  EXPECT_FALSE(lowalloc::analyze::read_process(saved(damaged, "damaged.trace")).has_value());
 }
 
 TEST(Analyze, CountsAllocationsFreesBytesAndKinds) {

@@ -1661,6 +1661,68 @@ TEST_F(trace_test, follow_exec_traces_the_new_image_in_its_own_file) {
   }
 }
 
+// `lowalloc report` of an image that called exec names the trace of the new image, which
+// --follow-exec wrote next to it: in a chain of two execs (one pid, three images), FILE names
+// FILE.PID and FILE.PID names FILE.PID.1; in text and JSON. A file of that name that is not an
+// image of the pid is not named.
+TEST_F(trace_test, the_report_of_an_image_that_called_exec_names_the_trace_of_the_new_image) {
+  traced t =
+      trace("exec", {"10", program("exec"), "10", program("malloc_loop"), "10"}, {"--follow-exec"});
+  ASSERT_EQ(t.run.status, 0) << t.run.err;
+  const fs::path d = t.trace.parent_path();
+  const analyze::analysis first = read_complete(t.trace);
+  const std::string pid = std::to_string(first.process.pid);
+  const fs::path second = d / ("x.trace." + pid);
+  const fs::path third = d / ("x.trace." + pid + ".1");
+  ASSERT_TRUE(fs::exists(second) && fs::exists(third)) << "three images, one pid";
+  const auto report = [&](const fs::path& file, const char* format) {
+    const command_result r =
+        run_command({lowalloc_cli, "report", "--format", format, file.string()}, d);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  };
+  const auto exec_of = [&](const fs::path& file) {
+    lowalloc_test::json doc;
+    const std::string out = report(file, "json");
+    EXPECT_TRUE(lowalloc_test::json_parser(out).parse(doc)) << out;
+    return doc;
+  };
+  for (auto [file, next] : {std::pair{t.trace, second}, std::pair{second, third}}) {
+    SCOPED_TRACE(file.filename().string());
+    EXPECT_TRUE(
+        contains(report(file, "text"), "\nthe process image ended by exec of " +
+                                           program(file == t.trace ? "exec" : "malloc_loop") +
+                                           "; its trace: " + next.string() + "\n"));
+    const lowalloc_test::json doc = exec_of(file);
+    EXPECT_EQ(doc["exec"]["trace"].s, next.string());
+    EXPECT_EQ(doc["exec"]["path"].s, program(file == t.trace ? "exec" : "malloc_loop"));
+  }
+  // The last image exited: no exec said.
+  EXPECT_EQ(report(third, "text").find("ended by exec"), std::string::npos);
+  EXPECT_FALSE(exec_of(third).has("exec"));
+  // Under the third image's name, a trace of the pid that is no image started by exec (the
+  // first's), then one of another process: the second names no trace.
+  for (const fs::path& stand_in : {t.trace, d / "other.trace"}) {
+    SCOPED_TRACE(stand_in.filename().string());
+    if (stand_in != t.trace) {
+      traced other = trace("malloc_loop", {"3"});
+      ASSERT_EQ(other.run.status, 0) << other.run.err;
+      fs::copy_file(other.trace, stand_in);
+    }
+    fs::remove(third);
+    fs::copy_file(stand_in, third);
+    const std::string text = report(second, "text");
+    EXPECT_TRUE(contains(text,
+                         "; no trace of it next to this one (lowalloc run --follow-exec "
+                         "traces it into its own FILE.PID)\n"))
+        << text;
+    const lowalloc_test::json doc = exec_of(second);
+    ASSERT_TRUE(doc["exec"].has("trace")) << "null, not left out";
+    EXPECT_EQ(doc["exec"]["trace"].kind, lowalloc_test::json::null);
+    EXPECT_EQ(doc["exec"]["path"].s, program("malloc_loop"));
+  }
+}
+
 // `lowalloc report --processes`: one row per process of a run, from the run's first file and the
 // FILE.PID files of the processes it started, exact per process; a file of that name from
 // another run is left out and said, one that cannot be read is said and fails the command.
@@ -1845,6 +1907,12 @@ TEST_F(trace_test, without_follow_exec_the_new_image_is_not_traced) {
   traced t = trace("exec", {"10", program("malloc_loop"), "10"});
   EXPECT_EQ(t.run.status, 0) << t.run.err;
   EXPECT_TRUE(child_traces(t.trace).empty());
+  const command_result text =
+      run_command({lowalloc_cli, "report", t.trace.string()}, t.trace.parent_path());
+  EXPECT_TRUE(contains(text.out, "\nthe process image ended by exec of " + program("malloc_loop") +
+                                     "; no trace of it next to this one (lowalloc run "
+                                     "--follow-exec traces it into its own FILE.PID)\n"))
+      << text.out;
   try {
     analyze::analysis a = analyze::analyze_file(t.trace.string(), {false, true});
     EXPECT_GE(a.totals.allocations, 10u) << "the events before the exec";
