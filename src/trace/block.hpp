@@ -168,7 +168,8 @@ __attribute__((always_inline)) inline unsigned char* encode_free_far(thread_stat
                                                                      const free_before* before) {
   std::uint64_t ordinal;
   if (t->keeps && kept_take(t->kept, addr, &ordinal))
-    return trace_format::encode(p, trace_format::free_kept_record{0, ordinal}, t->encoding);
+    return trace_format::encode_from_anchor(p, trace_format::free_kept_record{0, ordinal},
+                                            t->encoding);
   const std::uint64_t order = before != nullptr ? before->order : order_free();
   free_epoch(addr).fetch_add(1, std::memory_order_relaxed);
   p = trace_format::encode(p, trace_format::free_record{0, addr}, t->encoding);

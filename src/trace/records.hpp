@@ -206,7 +206,8 @@ struct shadowed_record {
 
 /// FREE_KEPT: frees the allocation with stream ordinal `ordinal` (the count of the stream's ALLOC
 /// records before it), kept by a block that listed it in no ADDRESSES (KEPT). Written as a
-/// delta from the block's previous FREE_KEPT ordinal.
+/// delta from the block's previous FREE_KEPT ordinal (tag_free_kept), or from version 9 from one
+/// of the block's anchors (tag_free_kept_from, format.hpp).
 struct free_kept_record {
   static constexpr std::uint8_t tag = tag_free_kept;
   std::uint64_t dt = 0;
@@ -280,7 +281,37 @@ struct block_encoding {
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
   std::uint64_t stack = 0;  // the block's previous ALLOC's stack id (version 6)
+  std::uint64_t kept_anchor[kept_anchors] = {};  // FREE_KEPT_FROM's (version 9)
 };
+
+/// The anchor a FREE_KEPT_FROM of `ordinal` names: the nearest (the first of those as near) if it
+/// is near, else anchor 0. A jump to a block no walk is near then takes what it took from the
+/// previous FREE_KEPT, with the same tag: naming the nearest of far anchors made the 1 M frees of a
+/// perl hash's kept blocks, in the hash's order, take 1,071 kB of events instead of 1,015 kB.
+inline unsigned nearest_anchor(const std::uint64_t* anchors, std::uint64_t ordinal) noexcept {
+  const auto distance = [ordinal](std::uint64_t a) {
+    return ordinal >= a ? ordinal - a : a - ordinal;
+  };
+  unsigned best = 0;
+  std::uint64_t least = distance(anchors[0]);
+  for (unsigned k = 1; k < kept_anchors; ++k) {
+    const std::uint64_t d = distance(anchors[k]);
+    if (d < least) {
+      least = d;
+      best = k;
+    }
+  }
+  return least < kept_anchor_near ? best : 0;
+}
+
+/// After a FREE_KEPT_FROM of `ordinal` from anchor `k`: `ordinal` first, the others after it in
+/// their order, without anchor k if `ordinal` was near it, else without the last.
+inline void move_anchors(std::uint64_t* anchors, unsigned k, std::uint64_t ordinal) noexcept {
+  const std::uint64_t d = ordinal >= anchors[k] ? ordinal - anchors[k] : anchors[k] - ordinal;
+  for (unsigned i = d < kept_anchor_near ? k : kept_anchors - 1; i > 0; --i)
+    anchors[i] = anchors[i - 1];
+  anchors[0] = ordinal;
+}
 
 inline unsigned char* encode(unsigned char* p, const time_record& r) noexcept {
   *p++ = time_record::tag;
@@ -466,6 +497,19 @@ inline unsigned char* encode(unsigned char* p, const free_kept_record& r,
   return p;
 }
 
+/// Version 9: from the block's anchor near the ordinal (nearest_anchor). A program that frees its
+/// kept blocks in an order of its own walks a few runs of them at once (`ninja -n`: FREE_KEPT
+/// deltas from the previous one were 118 kB of its 159 kB of compressed events, 15 bits each; from
+/// anchors its trace took 121 kB instead of 168 kB).
+inline unsigned char* encode_from_anchor(unsigned char* p, const free_kept_record& r,
+                                         block_encoding& b) noexcept {
+  const unsigned k = nearest_anchor(b.kept_anchor, r.ordinal);
+  *p++ = static_cast<unsigned char>(unsigned{tag_free_kept_from} | k);
+  p = put_svarint(p, static_cast<std::int64_t>(r.ordinal - b.kept_anchor[k]));
+  move_anchors(b.kept_anchor, k, r.ordinal);
+  return p;
+}
+
 /// The count; then the entries through a kept_list_encoder.
 inline unsigned char* encode(unsigned char* p, const kept_record& r) noexcept {
   *p++ = kept_record::tag;
@@ -578,7 +622,8 @@ struct block_decoding {
       : dt_inline(file_version < 4),
         ticks_at_end(file_version >= 5),
         stack_deltas(file_version >= 6),
-        orders(file_version >= 7) {}
+        orders(file_version >= 7),
+        anchors(file_version >= 9) {}
 
   // One countdown for both versions with ticks, inlined into the decoder (a branch more per
   // event, or the call GCC made of this, was 4 to 10% of a report's time); the tick itself is
@@ -606,7 +651,8 @@ struct block_decoding {
 
   std::uint64_t free_addr = 0;
   std::uint64_t free_ordinal = 0;
-  std::uint64_t stack = 0;  // the previous ALLOC's stack id (version 6)
+  std::uint64_t stack = 0;                       // the previous ALLOC's stack id (version 6)
+  std::uint64_t kept_anchor[kept_anchors] = {};  // FREE_KEPT_FROM's (version 9)
   // Events before the next with a dt (no_tick: none; an event takes 1 off it).
   std::uint64_t until_tick = no_tick;
   std::uint64_t tick = 0;  // TICK's dt, for the next event (version 4)
@@ -614,6 +660,7 @@ struct block_decoding {
   bool ticks_at_end;
   bool stack_deltas;  // an ALLOC's stack id is the difference from the previous (version 6)
   bool orders;        // ORDERS records (version 7)
+  bool anchors;       // FREE_KEPT_FROM records (version 9)
   // Version 5: the section's columns where the next tick's dt and the gap after it are, and the
   // ticks not yet given to an event (checked by open_ticks).
   const std::uint8_t* tick_dts = nullptr;
@@ -1043,6 +1090,15 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
         } else {
           rec.stack = r.varint();
         }
+        visit(rec);
+        break;
+      }
+      if (b.anchors && tag >= tag_free_kept_from && tag < tag_free_kept_from + kept_anchors) {
+        free_kept_record rec;
+        rec.dt = b.event_dt(r);
+        const unsigned k = tag - tag_free_kept_from;
+        rec.ordinal = b.kept_anchor[k] + static_cast<std::uint64_t>(r.svarint());
+        move_anchors(b.kept_anchor, k, rec.ordinal);
         visit(rec);
         break;
       }

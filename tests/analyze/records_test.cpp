@@ -243,7 +243,7 @@ std::vector<std::string> decode_all(const std::string& payload,
 // From format version 6 an ALLOC's stack id is the difference from the block's previous ALLOC's
 // (the first's from 0): both encoders write it so, and it decodes to the ids.
 TEST(Records, Version6AllocsNameTheirStacksByDifferences) {
-  EXPECT_EQ(fmt::version, 8);
+  EXPECT_EQ(fmt::version, 9);
   std::vector<unsigned char> buf(256);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
@@ -302,6 +302,62 @@ TEST(Records, ExecCarriesItsPath) {
   const std::string payload(reinterpret_cast<const char*>(buf.data()),
                             static_cast<std::size_t>(p - buf.data()));
   EXPECT_EQ(decode_all(payload, 4), std::vector<std::string>{"exec 3 /usr/bin/env"});
+}
+
+// FREE_KEPT_FROM (format version 9): an ordinal as the difference from the nearest of the block's
+// 8 anchors if it is near (less than 64 away), else from anchor 0; it becomes the first anchor,
+// the one it came from dropped if near, else the last. Two walks through the kept blocks at once,
+// a jump back, and one far from every anchor: each step of a walk takes 2 bytes, where
+// differences from the previous FREE_KEPT took 3. Both encoders write the same bytes, which
+// decode to the ordinals in version 9 and are no records of version 8.
+TEST(Records, Version9FreeKeptNamesItsOrdinalFromTheNearestAnchor) {
+  EXPECT_EQ(fmt::tag_free_kept_from, 0x28);
+  EXPECT_EQ(fmt::kept_anchors, 8u);
+  const std::uint64_t ordinals[] = {1000, 5000, 1001, 5002, 1003, 20, 5003, 1004, 4900};
+  std::vector<unsigned char> buf(64);
+  unsigned char* p = buf.data();
+  fmt::block_encoding block;
+  for (std::uint64_t o : ordinals)
+    p = fmt::encode_from_anchor(p, fmt::free_kept_record{0, o}, block);
+  const std::string payload(reinterpret_cast<const char*>(buf.data()),
+                            static_cast<std::size_t>(p - buf.data()));
+  // 1000 and 5000 from 0 and 1000 (far: the last anchor dropped), the walks from anchor 1 (the
+  // other walk's step came between), 20 from the anchor still 0 (2), the walks then from 2; 4900,
+  // 103 from 5003 and farther from the others, from anchor 0 (1004).
+  EXPECT_EQ(payload, std::string("\x28\xd0\x0f"
+                                 "\x28\xc0\x3e"
+                                 "\x29\x02\x29\x04\x29\x04"
+                                 "\x2a\x28\x2a\x02\x2a\x02"
+                                 "\x28\xf0\x3c",
+                                 21));
+  trace_writer w(9);
+  w.begin_block(1);
+  for (std::uint64_t o : ordinals) w.free_kept(0, o);
+  EXPECT_EQ(payload, w.payload());
+  std::vector<std::string> expected;
+  for (std::uint64_t o : ordinals) expected.push_back("free_kept 0 " + std::to_string(o));
+  EXPECT_EQ(decode_all(payload + w.tick_section(), 9), expected);
+  try {
+    decode_all(payload + w.tick_section(), 8);
+    ADD_FAILURE() << "decoded as version 8";
+  } catch (const payload_error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown record tag 0x28"), std::string::npos) << e.what();
+  }
+  // A far ordinal drops the last anchor, not a walk's: 8 walks of 3 steps, one after the other,
+  // then a step of each of the last 7 from its anchor (2 bytes each; a walk's anchor went to make
+  // room for the next walk's start only when it was the last).
+  fmt::block_encoding walks;
+  p = buf.data();
+  for (std::uint64_t walk = 1; walk <= 8; ++walk)
+    for (std::uint64_t step = 0; step < 3; ++step)
+      p = fmt::encode_from_anchor(p, fmt::free_kept_record{0, walk * 1000 + step}, walks);
+  for (unsigned k = 0; k < fmt::kept_anchors; ++k)
+    EXPECT_EQ(walks.kept_anchor[k], (8 - k) * 1000 + 2) << k;
+  for (std::uint64_t walk = 2; walk <= 8; ++walk) {
+    unsigned char* const at = p;
+    p = fmt::encode_from_anchor(p, fmt::free_kept_record{0, walk * 1000 + 3}, walks);
+    EXPECT_EQ(p - at, 2) << walk;
+  }
 }
 
 // SHADOWED (format version 8): the functions the recorder could not hook, as a mask over
@@ -419,7 +475,7 @@ TEST(Records, Version7BlocksEndWithTheOrdersOfTheirFreesAndListedAllocations) {
 // block's tick section lists them. Both decode to the events of the version 3 encoding of the same
 // block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 8);
+  EXPECT_EQ(fmt::version, 9);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);

@@ -20,11 +20,14 @@
 #define LOWALLOC_TESTS_SUPPORT_TRACE_WRITER_HPP
 
 #include "trace/format.hpp"
+#include "trace/records.hpp"
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -84,6 +87,7 @@ class trace_writer {
     prev_addr_ = 0;
     prev_stack_ = 0;
     prev_ordinal_ = 0;
+    std::fill(std::begin(kept_anchor_), std::end(kept_anchor_), 0);
     free_orders_.clear();
     listed_orders_.clear();
     write_orders_ = true;
@@ -329,9 +333,18 @@ class trace_writer {
     write_orders_ = false;
     return *this;
   }
-  /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`.
+  /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`. From version 9
+  /// as the recorder writes it, from the block's nearest anchor (FREE_KEPT_FROM).
   trace_writer& free_kept(std::uint64_t t, std::uint64_t ordinal) {
-    event(lowalloc::trace_format::tag_free_kept, t);
+    namespace fmt = lowalloc::trace_format;
+    if (version_ >= 9) {
+      const unsigned k = fmt::nearest_anchor(kept_anchor_, ordinal);
+      event(fmt::tag_free_kept_from | k, t);
+      put_svarint(payload_, static_cast<std::int64_t>(ordinal - kept_anchor_[k]));
+      fmt::move_anchors(kept_anchor_, k, ordinal);
+      return *this;
+    }
+    event(fmt::tag_free_kept, t);
     put_svarint(payload_, static_cast<std::int64_t>(ordinal - prev_ordinal_));
     prev_ordinal_ = ordinal;
     return *this;
@@ -532,6 +545,7 @@ class trace_writer {
   std::uint64_t prev_addr_ = 0;
   std::uint64_t prev_stack_ = 0;  // the block's previous ALLOC's stack id (version 6)
   std::uint64_t prev_ordinal_ = 0;
+  std::uint64_t kept_anchor_[lowalloc::trace_format::kept_anchors] = {};  // version 9
   std::uint64_t order_ = 0;                   // of the next ALLOC or FREE (version 7)
   std::vector<std::uint64_t> free_orders_;    // the open block's FREEs' (version 7)
   std::vector<std::uint64_t> listed_orders_;  // its ADDRESSES entries' (version 7)

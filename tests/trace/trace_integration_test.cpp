@@ -155,6 +155,8 @@ record_census census(const fs::path& file) {
     while (!r.done()) {
       std::uint8_t tag = fmt::decode_record(r, decoding, visit);
       if (tag >= fmt::tag_alloc && tag < fmt::tag_alloc + 8) tag = fmt::tag_alloc;
+      if (tag >= fmt::tag_free_kept_from && tag < fmt::tag_free_kept_from + fmt::kept_anchors)
+        tag = fmt::tag_free_kept;  // version 9's form
       ++c.records[tag];
       if (tag == fmt::tag_end) ended.insert(b.stream);
       const bool event = tag == fmt::tag_alloc || tag == fmt::tag_free ||
