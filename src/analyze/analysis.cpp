@@ -160,14 +160,7 @@ struct process_visitor {
 
   template <class Items>
   void operator()(const trace_format::process_record& r, Items& argv) {
-    process_info p;
-    p.pid = r.pid;
-    p.ppid = r.ppid;
-    p.fork_child = (r.flags & trace_format::process_flag_fork_child) != 0;
-    p.exec_child = (r.flags & trace_format::process_flag_exec) != 0;
-    p.exe = std::string(r.exe);
-    while (argv.left() != 0) p.argv.emplace_back(argv.next());
-    found = std::move(p);
+    found = process_of(r, argv);
   }
   template <class Record>
   void operator()(const Record&) {}

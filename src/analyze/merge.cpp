@@ -488,13 +488,7 @@ struct decode_visitor {
 
   template <class Items>
   void operator()(const fmt::process_record& r, Items& argv) {
-    process_info p;
-    p.pid = r.pid;
-    p.ppid = r.ppid;
-    p.fork_child = (r.flags & fmt::process_flag_fork_child) != 0;
-    p.exec_child = (r.flags & fmt::process_flag_exec) != 0;
-    p.exe = std::string(r.exe);
-    while (argv.left() != 0) p.argv.emplace_back(argv.next());
+    const process_info p = process_of(r, argv);
     for (event_sink* sink : m.sinks_) sink->on_process(p);
   }
 

@@ -7,6 +7,7 @@
 
 #include "analyze/events.hpp"
 #include "analyze/trace_reader.hpp"
+#include "trace/records.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,20 @@
 #include <vector>
 
 namespace lowalloc::analyze {
+
+/// The process a PROCESS record describes, its argv from the record's items (the merge's, and
+/// read_process's).
+template <class Items>
+process_info process_of(const trace_format::process_record& r, Items& argv) {
+  process_info p;
+  p.pid = r.pid;
+  p.ppid = r.ppid;
+  p.fork_child = (r.flags & trace_format::process_flag_fork_child) != 0;
+  p.exec_child = (r.flags & trace_format::process_flag_exec) != 0;
+  p.exe = std::string(r.exe);
+  while (argv.left() != 0) p.argv.emplace_back(argv.next());
+  return p;
+}
 
 /// Damage found while merging: the block (index into file_index::blocks) and what is wrong.
 struct block_damage {
