@@ -314,7 +314,7 @@ TEST(Records, Version9FreeKeptNamesItsOrdinalFromTheNearestAnchor) {
   EXPECT_EQ(fmt::tag_free_kept_from, 0x28);
   EXPECT_EQ(fmt::kept_anchors, 8u);
   const std::uint64_t ordinals[] = {1000, 5000, 1001, 5002, 1003, 20, 5003, 1004, 4900};
-  std::vector<unsigned char> buf(64);
+  std::vector<unsigned char> buf(256);  // the walks below take 70 bytes
   unsigned char* p = buf.data();
   fmt::block_encoding block;
   for (std::uint64_t o : ordinals)
