@@ -304,8 +304,8 @@ TEST(Records, ExecCarriesItsPath) {
   EXPECT_EQ(decode_all(payload, 4), std::vector<std::string>{"exec 3 /usr/bin/env"});
 }
 
-// FREE_KEPT_FROM (format version 9): an ordinal as the difference from the nearest of the block's
-// 8 anchors if it is near (less than 64 away), else from anchor 0; it becomes the first anchor,
+// FREE_KEPT_FROM (format version 9): an ordinal as the difference from the first of the block's
+// 8 anchors that is near it (less than 64 away), else from anchor 0; it becomes the first anchor,
 // the one it came from dropped if near, else the last. Two walks through the kept blocks at once,
 // a jump back, and one far from every anchor: each step of a walk takes 2 bytes, where
 // differences from the previous FREE_KEPT took 3. Both encoders write the same bytes, which

@@ -334,11 +334,11 @@ class trace_writer {
     return *this;
   }
   /// FREE_KEPT as written: frees the kept allocation of stream ordinal `ordinal`. From version 9
-  /// as the recorder writes it, from the block's nearest anchor (FREE_KEPT_FROM).
+  /// as the recorder writes it, from the block's near anchor (FREE_KEPT_FROM).
   trace_writer& free_kept(std::uint64_t t, std::uint64_t ordinal) {
     namespace fmt = lowalloc::trace_format;
     if (version_ >= 9) {
-      const unsigned k = fmt::nearest_anchor(kept_anchor_, ordinal);
+      const unsigned k = fmt::near_anchor(kept_anchor_, ordinal);
       event(fmt::tag_free_kept_from | k, t);
       put_svarint(payload_, static_cast<std::int64_t>(ordinal - kept_anchor_[k]));
       fmt::move_anchors(kept_anchor_, k, ordinal);
