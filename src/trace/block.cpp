@@ -274,8 +274,8 @@ void record_alloc(thread_state* t, fmt::alloc_kind kind, std::size_t size, void*
     ++t->local_count;
   else
     t->evicted[t->evicted_count++] = t->local[i];
-  t->local[i] = local_entry::make(addr, t->alloc_ordinal++, order - t->order_base,
-                                  free_epoch(addr).load(std::memory_order_relaxed));
+  t->local[i] =
+      local_entry::make(addr, t->alloc_ordinal++, order - t->order_base, epoch_at_alloc(addr));
   if (t->local_count + t->evicted_count >= local_limit) flush(t, false);
 }
 

@@ -64,6 +64,9 @@ inline constexpr std::uint64_t order_span = (std::uint64_t{1} << 20) - 1;
 static_assert(buffer_bytes / 3 < (std::size_t{1} << 24), "ordinals fit local_entry::ordinal");
 inline constexpr std::uint32_t ordinal_mask = (1u << 24) - 1;
 inline constexpr std::uint32_t epoch_mask = (1u << 20) - 1;
+// The epoch of an entry made while the process had one thread (block.hpp, free_epoch); a counter
+// that reads so is taken for it, which costs only the size of a free's record.
+inline constexpr std::uint32_t unknown_epoch = epoch_mask;
 
 // The three numbers are packed by hand, not as bit-fields: GCC stored a bit-field entry as a
 // 4-byte store and then a read of the whole word back, which stalled on store forwarding at

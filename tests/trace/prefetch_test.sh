@@ -36,7 +36,8 @@ expect() {
 expect "malloc's walk set" malloc
 expect "calloc's walk set" calloc
 expect "realloc's walk set" realloc
-# The block-local table's slot and the address's free epoch, fetched while the stack is walked.
+# The block-local table's slot (and, once the process has a second thread, the address's free
+# epoch), fetched while the stack is walked.
 expect "record_alloc's tables" lowalloc::trace::record_alloc
 # The kept table's slots, eight entries ahead of the puts at a block's end.
 expect "the kept table's puts" "lowalloc::trace::(anonymous namespace)::write_addresses" \

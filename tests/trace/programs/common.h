@@ -17,6 +17,16 @@ static inline void malloc_free_pairs(long n, size_t size) {
   }
 }
 
+/* n blocks of `size` bytes, in an array of their own (NULL when n is 0): n + 1 allocations. */
+static inline void** malloc_blocks(long n, size_t size) {
+  void** blocks = n > 0 ? (void**)malloc((size_t)n * sizeof(void*)) : NULL;
+  for (long i = 0; i < n; ++i) {
+    blocks[i] = malloc(size);
+    escape(blocks[i]);
+  }
+  return blocks;
+}
+
 /* argv[1]: the iteration count K (0 if absent). */
 static inline long iterations(int argc, char** argv) {
   return argc > 1 ? strtol(argv[1], NULL, 10) : 0;
