@@ -70,9 +70,8 @@ void begin_block(thread_state* t) {
   t->block_events = 0;
   t->last_ticked = 0;
   t->tick_count = 0;
-  // (write_addresses sorts in the table's space when the block had entries of either kind.)
-  if (t->local_count + t->evicted_count != 0)
-    std::memset(t->local, 0, local_capacity * sizeof(local_entry));
+  // (write_addresses empties the table as it reads it; a fork child's holds the parent's block.)
+  if (t->local_count != 0) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
   t->local_count = 0;
   t->evicted_count = 0;
   t->ordinal_base += t->alloc_ordinal;
@@ -136,27 +135,9 @@ void write_kept(thread_state* t, local_entry* sorted, std::size_t n) {
   commit(t, p);
 }
 
-// The ADDRESSES record (or KEPT), and ORDERS: the orders of the block's FREEs and of the
-// allocations ADDRESSES lists.
-void write_addresses(thread_state* t) {
-  if (t->local_count + t->evicted_count == 0) {
-    write_orders(t, nullptr, 0);
-    return;
-  }
-  std::size_t n = 0;
-  std::uintptr_t addresses = 0;  // their bits, for kept_fits
-  for (std::size_t i = 0; i < local_capacity; ++i) {
-    if (t->local[i].addr == 0) continue;
-    addresses |= t->local[i].addr;
-    t->scratch[n++] = t->local[i];
-  }
-  for (std::size_t i = 0; i < t->evicted_count; ++i) {
-    addresses |= t->evicted[i].addr;
-    t->scratch[n++] = t->evicted[i];
-  }
-  // The block-local table is emptied when the next block begins (local_count stays non-zero
-  // until then): its space is the sort's spare room.
-  local_entry* sorted = sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal);
+// The block's unfreed allocations, `sorted` by ordinal (n of them, their addresses' bits or'ed in
+// `addresses`): KEPT when the thread keeps them, else ADDRESSES; then ORDERS.
+void write_listed(thread_state* t, local_entry* sorted, std::size_t n, std::uintptr_t addresses) {
   if (t->keeps && kept_fits(addresses, t->ordinal_base + t->alloc_ordinal) &&
       kept_reserve(t->kept, n)) {
     write_kept(t, sorted, n);
@@ -169,6 +150,33 @@ void write_addresses(thread_state* t) {
     p = entries.encode(p, fmt::address_entry{sorted[i].ordinal(), sorted[i].addr});
   commit(t, p);
   write_orders(t, sorted, n);
+}
+// The ADDRESSES record (or KEPT), and ORDERS: the orders of the block's FREEs and of the
+// allocations ADDRESSES lists. Leaves the block-local table empty.
+void write_addresses(thread_state* t) {
+  if (t->local_count + t->evicted_count == 0) {
+    write_orders(t, nullptr, 0);
+    return;
+  }
+  std::size_t n = 0;
+  std::uintptr_t addresses = 0;  // their bits, for kept_fits
+  // The table is emptied as it is read, its lines in the cache then (a clearing of its 64 KiB
+  // when the next block began missed the first-level cache a thousand times a block).
+  for (std::size_t i = 0; i < local_capacity; ++i) {
+    if (t->local[i].addr == 0) continue;
+    addresses |= t->local[i].addr;
+    t->scratch[n++] = t->local[i];
+    t->local[i].addr = 0;
+  }
+  for (std::size_t i = 0; i < t->evicted_count; ++i) {
+    addresses |= t->evicted[i].addr;
+    t->scratch[n++] = t->evicted[i];
+  }
+  t->local_count = 0;
+  t->evicted_count = 0;
+  // The table's first n entries are the sort's spare room, emptied again after.
+  write_listed(t, sort_by_ordinal(t->scratch, t->local, n, t->alloc_ordinal), n, addresses);
+  std::memset(t->local, 0, n * sizeof(local_entry));
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ thread_state* take_spare() {
 // The stack table's generation goes on, so that no remembered walk gives an id from the thread
 // before.
 void empty_spare(thread_state* t, std::uint32_t generation) {
-  const bool local_used = t->local_count + t->evicted_count != 0;
+  const bool local_used = t->local_count != 0;
   const std::uint32_t stacks_generation = t->stacks.generation;
   if (local_used) std::memset(t->local, 0, local_capacity * sizeof(local_entry));
   unwind_cache* cache = t->cache;
