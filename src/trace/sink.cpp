@@ -62,6 +62,13 @@ bool path_too_long = false;  // trace_path is cut: no file is opened
 //   168 M, 228.2 kB against 227.8 kB; of the string workload 116 M instead of 151 M.
 // A stream without a slot (more than 16 threads writing in turn) takes one round robin; its block
 // is then compressed alone. Under file_mutex.
+//
+// A whole block is its stream's prefix where it lies, not copied, while no writer thread has
+// started: the thread that wrote it goes on in its other buffer (flush), and no one else
+// compresses that stream's next block. perl's blocks compress to less than an eighth and were
+// copied whole, a tenth of the first-level misses the recorder added to it (cachegrind). The
+// writer's start copies such prefixes into their slots first (own_prefixes): from then on a
+// thread goes on in the buffer that held its prefix while the writer compresses the next block.
 constexpr std::size_t prefix_slots = 16;
 constexpr std::size_t prefix_bytes = buffer_bytes + trailer_bytes;  // the largest block
 constexpr std::size_t prefix_small = 64 * 1024;  // a block kept whole whatever it compressed to
@@ -69,10 +76,12 @@ constexpr std::size_t prefix_tail = 8 * 1024;    // what is kept of a block that
 struct prefix_slot {
   std::uint32_t stream;  // 0: free
   std::size_t size;
+  const unsigned char* at;  // its slot's memory, or the block where it lies (prefixes_in_place)
 };
 prefix_slot prefixes[prefix_slots];
 unsigned char* prefix_memory = nullptr;  // prefix_slots * prefix_bytes, touched as slots fill
 std::size_t prefix_next = 0;
+bool prefixes_in_place = true;  // until the writer thread starts (own_prefixes)
 
 std::size_t prefix_slot_of(std::uint32_t stream) {
   for (std::size_t k = 0; k < prefix_slots; ++k)
@@ -87,17 +96,38 @@ std::size_t prefix_of(std::size_t size, std::size_t compressed) {
 }
 
 // `data` is now the last block of `stream` in the file: it, or its end, is the stream's prefix.
-void remember_block(std::size_t slot, const unsigned char* data, std::size_t size,
-                    std::size_t compressed, std::uint32_t stream) {
-  if (prefix_memory == nullptr) return;
+// With `stays` (the block is not written over before the stream's next one is compressed), a
+// whole block is not copied; returns whether it was not.
+bool remember_block(std::size_t slot, const unsigned char* data, std::size_t size,
+                    std::size_t compressed, std::uint32_t stream, bool stays) {
+  if (prefix_memory == nullptr) return false;
   if (slot == prefix_slots) slot = prefix_next++ % prefix_slots;
   if (size > prefix_bytes) {
     prefixes[slot].stream = 0;
-    return;
+    return false;
   }
   const std::size_t kept = prefix_of(size, compressed);
-  std::memcpy(prefix_memory + slot * prefix_bytes, data + (size - kept), kept);
-  prefixes[slot] = prefix_slot{stream, kept};
+  if (stays && prefixes_in_place && kept == size) {
+    prefixes[slot] = prefix_slot{stream, kept, data};
+    return true;
+  }
+  unsigned char* own = prefix_memory + slot * prefix_bytes;
+  std::memcpy(own, data + (size - kept), kept);
+  prefixes[slot] = prefix_slot{stream, kept, own};
+  return false;
+}
+
+// Copies the prefixes that lie in their blocks into their slots, for good: the writer thread
+// is about to start (under file_mutex).
+void own_prefixes() {
+  prefixes_in_place = false;
+  for (std::size_t k = 0; k < prefix_slots; ++k) {
+    prefix_slot& p = prefixes[k];
+    unsigned char* own = prefix_memory + k * prefix_bytes;
+    if (p.stream == 0 || p.at == own) continue;
+    std::memcpy(own, p.at, p.size);
+    p.at = own;
+  }
 }
 
 // Whether `fd` is open on the trace file.
@@ -189,49 +219,50 @@ void put_u32(unsigned char* p, std::uint32_t v) {
   p[3] = static_cast<unsigned char>(v >> 24);
 }
 
-// Compresses one raw block and appends it to the file. Called with file_mutex held.
-void write_block(const unsigned char* data, std::size_t size, std::uint32_t stream) {
+// Compresses one raw block and appends it to the file. Called with file_mutex held. `stays`: the
+// block is not written over before the stream's next one is compressed; returns whether the
+// block is now the stream's prefix where it lies (remember_block).
+bool write_block(const unsigned char* data, std::size_t size, std::uint32_t stream,
+                 bool stays = false) {
   if (file_pending && tracing.load(std::memory_order_relaxed)) {
     // A fork child's first block: create its own file now (a child that only execs writes none).
     file_pending = false;
     open_trace_file();  // the block begins with the child's PROCESS, THREAD and MODULE records
   }
-  if (trace_fd < 0 || !tracing.load(std::memory_order_relaxed)) return;
+  if (trace_fd < 0 || !tracing.load(std::memory_order_relaxed)) return false;
   const std::size_t slot = prefix_slot_of(stream);
   const bool prefixed = slot != prefix_slots && prefixes[slot].size != 0;
-  if (prefixed) ZSTD_CCtx_refPrefix(cctx, prefix_memory + slot * prefix_bytes, prefixes[slot].size);
+  if (prefixed) ZSTD_CCtx_refPrefix(cctx, prefixes[slot].at, prefixes[slot].size);
   std::size_t n = ZSTD_compress2(cctx, compress_buffer, compress_capacity, data, size);
   if (ZSTD_isError(n)) {
     ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
     if (slot != prefix_slots) prefixes[slot].stream = 0;  // the next block has no previous one
     lost_events.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
   unsigned char header[fmt::block_header_size];
   put_u32(header, fmt::block_magic);
   put_u32(header + 4, static_cast<std::uint32_t>(n));
   put_u32(header + 8, static_cast<std::uint32_t>(size));
   put_u32(header + 12, prefixed ? stream | fmt::stream_prefixed : stream);
-  if (!trace_fd_checked()) return;
+  if (!trace_fd_checked()) return false;
   iovec parts[2] = {{header, sizeof header}, {compress_buffer, n}};
   ssize_t total = static_cast<ssize_t>(sizeof header + n);
   ssize_t w;
   do w = writev(trace_fd, parts, 2);
   while (w < 0 && errno == EINTR);
   if (w > 0) trace_written += static_cast<std::uint64_t>(w);
-  if (w == total) {
-    remember_block(slot, data, size, n, stream);
-    return;
-  }
+  if (w == total) return remember_block(slot, data, size, n, stream, stays);
   if (w < 0)
     stop_tracing(std::strerror(errno));
   else if (w >= static_cast<ssize_t>(sizeof header)) {
     if (write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
                     static_cast<std::size_t>(total - w)))
-      remember_block(slot, data, size, n, stream);
+      return remember_block(slot, data, size, n, stream, stays);
   } else {
     stop_tracing("short write");
   }
+  return false;
 }
 
 // The writer thread. Each thread has two buffers: it fills one while the writer writes the
@@ -430,6 +461,9 @@ bool open_trace_file() {
 void start_writer() {
   if (writer_started) return;
   writer_started = true;
+  pthread_mutex_lock(&file_mutex);
+  own_prefixes();
+  pthread_mutex_unlock(&file_mutex);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   // The program's signals must never be delivered to the writer (its handlers would run there,
@@ -505,7 +539,11 @@ void flush(thread_state* t, bool final_block) {
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     pthread_mutex_lock(&file_mutex);
-    write_block(t->buffer, t->pos, t->stream);
+    // Without a writer thread, the block stays as the stream's prefix while the thread goes on
+    // in its other buffer (free: wait_for_buffers).
+    const bool stays = !final_block && !writer_running.load(std::memory_order_relaxed);
+    if (write_block(t->buffer, t->pos, t->stream, stays))
+      t->buffer = t->buffer == t->buffers[0] ? t->buffers[1] : t->buffers[0];
     pthread_mutex_unlock(&file_mutex);
     if (!tracing.load(std::memory_order_relaxed) && !sigismember(&old, SIGXFSZ)) {
       // The failed write's SIGXFSZ is pending on this thread: take it before the mask comes back.
@@ -622,7 +660,8 @@ void sink_fork_child() {
   queue_head = queue_tail = 0;
   writing = 0;
   // The child's file begins anew: no block of it has a previous one yet.
-  for (prefix_slot& p : prefixes) p = prefix_slot{0, 0};
+  for (prefix_slot& p : prefixes) p = prefix_slot{0, 0, nullptr};
+  prefixes_in_place = true;
   if (tls_state != nullptr) tls_state->busy[0] = tls_state->busy[1] = false;
 }
 

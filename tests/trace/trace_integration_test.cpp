@@ -961,6 +961,28 @@ TEST_F(trace_test, a_thread_started_unseen_ends_the_keeping_of_blocks_made_befor
   expect_every_free_matched("hidden_thread", k);
 }
 
+TEST_F(trace_test, the_blocks_before_the_writer_thread_and_after_it_read_whole) {
+  // While the process has one thread a block that compresses poorly is its successor's prefix
+  // where it lies, in the buffer the thread has just left (sink.cpp, prefixes_in_place); when
+  // the writer thread starts, such prefixes are copied out, or the writer would compress the
+  // next block against memory the thread is writing again. K x 1,000 blocks of random sizes
+  // kept (about 10 blocks of events), then, with a second thread, K x 10,000 made and freed.
+  constexpr long k = 20 * 1000;
+  std::uint64_t seed = 12345;
+  std::int64_t bytes = 8 * k;  // the array of kept blocks
+  for (long i = 0; i < 11 * k; ++i) {
+    seed = seed * 6364136223846793005u + 1442695040888963407u;
+    bytes += 16 + static_cast<std::int64_t>((seed >> 33) % 2000);
+  }
+  expected e;
+  e.allocations = e.frees = 11 * k + 1;
+  e.bytes = bytes;
+  e.temporary = 10 * k;
+  e.by_kind = kinds({{fmt::kind_malloc, 11 * k + 1}});
+  expect_counts(delta("blocks_then_thread", 20), e);
+  expect_every_free_matched("blocks_then_thread", 20);
+}
+
 TEST_F(trace_test, a_consumer_thread_frees_every_block_a_producer_hands_it) {
   // K blocks of 24 bytes allocated by the main thread and freed by the other, both flat out: most
   // of the events of a block, and of the next block at its address, share one tick. Every free
