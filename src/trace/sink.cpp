@@ -65,8 +65,8 @@ bool path_too_long = false;  // trace_path is cut: no file is opened
 //
 // A whole block is its stream's prefix where it lies, not copied, while no writer thread has
 // started: the thread that wrote it goes on in its other buffer (flush), and no one else
-// compresses that stream's next block. perl's blocks compress to less than an eighth and were
-// copied whole, 8% of the first-level misses the recorder added to it (cachegrind). The
+// compresses that stream's next block. perl's blocks compress to an eighth of their size or more
+// and were copied whole, 8% of the first-level misses the recorder added to it (cachegrind). The
 // writer's start copies such prefixes into their slots first (own_prefixes): from then on a
 // thread goes on in the buffer that held its prefix while the writer compresses the next block.
 constexpr std::size_t prefix_slots = 16;
