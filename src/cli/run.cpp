@@ -189,6 +189,20 @@ std::string check_output_length(const std::string& path) {
          std::to_string(recorder_path_buffer - 1) + ")";
 }
 
+// Whether process `pid` has ended: gone, or a zombie (an orphan its new parent has not reaped
+// yet: kill(pid, 0) still finds it). One of another user's is taken to run.
+bool process_ended(long long pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno != EPERM;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;  // gone since
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state follows the last ')'.
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
 std::string base_name(const std::string& path) {
   std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -482,6 +496,9 @@ int run_main(int argc, char** argv) {
   } crash;
   // The processes whose trace has no end: their last line is "open PID", not "closed PID".
   std::set<long long> open_traces;
+  // Fork children traced whose file is not made yet (it comes with the first block): their last
+  // line is "forked PID".
+  std::set<long long> unwritten;
   std::set<long long> interrupted;  // _exit in a signal handler found the recorder busy
   bool ended_whole = false;  // the program's own process: its trace has its end after the signal
   unsigned long long ended_lost = 0;  // events the recorder could not record
@@ -491,12 +508,22 @@ int run_main(int argc, char** argv) {
     while (std::getline(in, line)) {
       if (line.rfind("file ", 0) == 0) files.push_back(line.substr(5));
       long long trace_pid = 0;
-      if (std::sscanf(line.c_str(), "open %lld", &trace_pid) == 1) open_traces.insert(trace_pid);
-      if (std::sscanf(line.c_str(), "closed %lld", &trace_pid) == 1) open_traces.erase(trace_pid);
+      if (std::sscanf(line.c_str(), "forked %lld", &trace_pid) == 1) unwritten.insert(trace_pid);
+      if (std::sscanf(line.c_str(), "open %lld", &trace_pid) == 1) {
+        open_traces.insert(trace_pid);
+        unwritten.erase(trace_pid);
+      }
+      if (std::sscanf(line.c_str(), "closed %lld", &trace_pid) == 1) {
+        open_traces.erase(trace_pid);
+        unwritten.erase(trace_pid);
+      }
       if (std::sscanf(line.c_str(), "interrupted %lld", &trace_pid) == 1)
         interrupted.insert(trace_pid);
       // A crash handler ends its trace with CRASH: the report says what it holds.
-      if (std::sscanf(line.c_str(), "crash %lld", &trace_pid) == 1) open_traces.erase(trace_pid);
+      if (std::sscanf(line.c_str(), "crash %lld", &trace_pid) == 1) {
+        open_traces.erase(trace_pid);
+        unwritten.erase(trace_pid);
+      }
       if (line.rfind("error ", 0) == 0) recorder_error = true;
       if (line.rfind("shadowed ", 0) == 0) shadowed.push_back(line.substr(9));
       if (line.rfind("crash ", 0) == 0) {
@@ -644,29 +671,46 @@ int run_main(int argc, char** argv) {
     std::fprintf(stderr, "lowalloc run: warning: %s\n", report::shadowed_text(f).c_str());
   }
   // Processes the program started whose traces have no end (the program's own is said above):
-  // still running (a daemon it started), or gone without the recorder seeing them end.
-  std::size_t others_running = 0;
-  std::size_t others_gone = 0;
-  for (long long p : open_traces) {
-    if (p == pid) continue;
-    if (kill(static_cast<pid_t>(p), 0) == 0 || errno == EPERM)
-      ++others_running;
-    else
-      ++others_gone;
+  // still running (a daemon it started), or gone without the recorder seeing them end; each with
+  // its file, or none yet (a fork child's comes with its first block).
+  std::size_t gone = 0, gone_unwritten = 0, running = 0, running_unwritten = 0;
+  for (const std::set<long long>* set : {&open_traces, &unwritten}) {
+    const bool written = set == &open_traces;
+    for (long long p : *set) {
+      if (p == pid) continue;
+      if (process_ended(p))
+        ++(written ? gone : gone_unwritten);
+      else
+        ++(written ? running : running_unwritten);
+    }
   }
-  if (others_gone != 0 && wait_errno == 0)
+  const auto processes = [](std::size_t n) { return n == 1 ? "process" : "processes"; };
+  if (gone != 0 && wait_errno == 0)
     std::fprintf(stderr,
                  "lowalloc run: warning: %zu %s started by %s ended without the recorder seeing "
                  "%s end (killed by SIGKILL, or by the exit_group system call): %s miss%s the "
                  "last events (lowalloc report --processes lists them)\n",
-                 others_gone, others_gone == 1 ? "process" : "processes", opt.program[0],
-                 others_gone == 1 ? "it" : "them", others_gone == 1 ? "its trace" : "their traces",
-                 others_gone == 1 ? "es" : "");
-  if (others_running != 0 && wait_errno == 0)
+                 gone, processes(gone), opt.program[0], gone == 1 ? "it" : "them",
+                 gone == 1 ? "its trace" : "their traces", gone == 1 ? "es" : "");
+  if (gone_unwritten != 0 && wait_errno == 0)
+    std::fprintf(stderr,
+                 "lowalloc run: warning: %zu %s started by %s ended without the recorder seeing "
+                 "%s end (killed by SIGKILL, or by the exit_group system call) before %s first "
+                 "block: no trace holds any of %s events\n",
+                 gone_unwritten, processes(gone_unwritten), opt.program[0],
+                 gone_unwritten == 1 ? "it" : "them", gone_unwritten == 1 ? "its" : "their",
+                 gone_unwritten == 1 ? "its" : "their");
+  if (running != 0 && wait_errno == 0)
     std::fprintf(stderr, "lowalloc run: %zu %s started by %s still %s: %s trace%s so far\n",
-                 others_running, others_running == 1 ? "process" : "processes", opt.program[0],
-                 others_running == 1 ? "runs" : "run", others_running == 1 ? "its" : "their",
-                 others_running == 1 ? " holds its events" : "s hold their events");
+                 running, processes(running), opt.program[0], running == 1 ? "runs" : "run",
+                 running == 1 ? "its" : "their",
+                 running == 1 ? " holds its events" : "s hold their events");
+  if (running_unwritten != 0 && wait_errno == 0)
+    std::fprintf(stderr,
+                 "lowalloc run: %zu %s started by %s still %s and %s written no trace yet (a "
+                 "process's file comes with its first block)\n",
+                 running_unwritten, processes(running_unwritten), opt.program[0],
+                 running_unwritten == 1 ? "runs" : "run", running_unwritten == 1 ? "has" : "have");
   if (recorder_error && wait_errno == 0) {
     // The trace is incomplete whatever PROGRAM did: our own failure, as env(1) reports one.
     std::fprintf(stderr,

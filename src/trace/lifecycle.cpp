@@ -337,7 +337,7 @@ bool settle_pending_fork() {
   tracing.store(true, std::memory_order_relaxed);
   // Its file comes with its first block; a child that ends first (killed, or by the exit_group
   // system call) would leave no sign of the events it had.
-  manifest_trace_open();
+  manifest_trace_forked();
   thread_state* t = tls_state;
   if (t == nullptr && !tls_dead) {
     // A thread that had not recorded anything forked: the child's first block still needs its

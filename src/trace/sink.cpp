@@ -362,6 +362,11 @@ void manifest_trace_closed() {
   manifest_numbers("closed", &pid, 1);
 }
 
+void manifest_trace_forked() {
+  const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
+  manifest_numbers("forked", &pid, 1);
+}
+
 void manifest_trace_interrupted() {
   const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
   manifest_numbers("interrupted", &pid, 1);

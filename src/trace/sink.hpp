@@ -27,6 +27,10 @@ void manifest_numbers(const char* word, const std::uint64_t* fields, std::size_t
 // by the exit_group system call, as Go's runtime leaves, or killed.
 void manifest_trace_open();
 void manifest_trace_closed();
+// "forked PID": a fork child is traced, its file not yet made (it comes with the child's first
+// block). A process whose last line is this one left, or still runs, with none of its events in a
+// file.
+void manifest_trace_forked();
 // "interrupted PID": the process ends in a signal handler that interrupted the recorder, which
 // then writes nothing more (lifecycle.cpp, finish_process).
 void manifest_trace_interrupted();

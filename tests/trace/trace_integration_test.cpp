@@ -1254,7 +1254,8 @@ TEST_F(trace_test, a_program_that_ends_by_the_exit_group_system_call_is_said_to_
                        "no blocks: the traced process wrote no events (it ended "
                        "before its recorder wrote its first block"))
       << report.err;
-  // A process the program started that ends so: a warning, and the program's status.
+  // A process the program started that ends so: a warning, and the program's status (what it
+  // says of the trace: a_started_process_that_ends_unseen_is_said_with_what_its_trace_holds).
   traced f = trace("thread_ends", {std::to_string(k_iterations), "raw_exit_fork"});
   EXPECT_EQ(f.run.status, 0) << f.run.err;
   EXPECT_TRUE(contains(f.run.err, "warning: 1 process started by " + program("thread_ends") +
@@ -1268,6 +1269,42 @@ TEST_F(trace_test, a_program_that_ends_by_the_exit_group_system_call_is_said_to_
     EXPECT_EQ(ok.run.status, 0) << mode << ": " << ok.run.err;
     EXPECT_FALSE(contains(ok.run.err, "without the recorder")) << mode << ": " << ok.run.err;
   }
+}
+
+TEST_F(trace_test, a_started_process_that_ends_unseen_is_said_with_what_its_trace_holds) {
+  // A fork child's file comes with its first block. Killed before it, the child has no trace:
+  // before, `run` said that its trace missed the last events and that `report --processes` listed
+  // it, which listed nothing; and a child that its parent left a zombie (no wait) was said to
+  // still run, its trace holding its events (kill(pid, 0) finds a zombie).
+  const std::string ended = "warning: 1 process started by " + program("thread_ends") +
+                            " ended without the recorder seeing it end (killed by SIGKILL, or by "
+                            "the exit_group system call)";
+  for (const char* mode : {"killed_fork", "killed_fork_orphan", "raw_exit_fork"}) {
+    traced t = trace("thread_ends", {std::to_string(k_iterations), mode});
+    EXPECT_EQ(t.run.status, 0) << mode << ": " << t.run.err;
+    EXPECT_TRUE(
+        contains(t.run.err, ended + " before its first block: no trace holds any of its events"))
+        << mode << ": " << t.run.err;
+    EXPECT_FALSE(contains(t.run.err, "still run")) << mode << ": " << t.run.err;
+    EXPECT_FALSE(contains(t.run.err, "lists them")) << mode << ": " << t.run.err;
+    EXPECT_TRUE(child_traces(t.trace).empty()) << mode;
+  }
+  // Killed once it has written a block: its file holds those events, and reads as a killed
+  // process's.
+  traced w = trace("thread_ends", {std::to_string(k_iterations), "killed_fork_written"});
+  EXPECT_EQ(w.run.status, 0) << w.run.err;
+  EXPECT_TRUE(contains(w.run.err, ended + ": its trace misses the last events (lowalloc report "
+                                          "--processes lists them)"))
+      << w.run.err;
+  EXPECT_FALSE(contains(w.run.err, "before its first block")) << w.run.err;
+  const std::vector<fs::path> children = child_traces(w.trace);
+  ASSERT_EQ(children.size(), 1u);
+  analyze::options opts;
+  opts.symbolize = false;
+  const analyze::analysis child = analyze::analyze_file(children.front().string(), opts);
+  EXPECT_FALSE(child.complete);
+  EXPECT_GT(child.totals.allocations, 0u);
+  EXPECT_LE(child.totals.allocations, 300000u + 2 * static_cast<std::uint64_t>(k_iterations));
 }
 
 TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {

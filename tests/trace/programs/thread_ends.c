@@ -41,6 +41,12 @@
                   forks K children one after another, each making 100 blocks of 32 and exiting
      two_execs    two threads each exec a program that does not exist K times, while two others
                   make malloc(24)/free pairs until they are done
+     killed_fork  a fork child makes K pairs of malloc(32)/free and keeps K blocks of 32, then
+                  kills itself (SIGKILL) before it has written a block; the parent waits, exits 0
+     killed_fork_orphan  as killed_fork, but the parent does not wait: it exits 0 once the
+                  child is a zombie, which lowalloc run then finds unreaped
+     killed_fork_written  as killed_fork, with 300,000 pairs first: the child has written a
+                  block when it kills itself
      child_abort  a fork child makes 10 blocks of 32, then abort(); the parent exits 0
      child_probe_exec  a fork child's only call is a malloc that fails, then it execs /bin/true */
 #define _GNU_SOURCE
@@ -217,6 +223,23 @@ static void raw_exit(void) {
   malloc_free_pairs(k, 32);
   make_blocks(32);
   syscall(SYS_exit_group, 3);
+}
+
+/* Whether `child` became a zombie within 10 s: it ended, and no one has reaped it. */
+static int wait_for_zombie(pid_t child) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)child);
+  for (int i = 0; i < 10000; ++i) {
+    FILE* f = fopen(path, "r");
+    if (f == NULL) return 0;
+    char line[512];
+    const char* got = fgets(line, sizeof line, f);
+    fclose(f);
+    const char* close = got != NULL ? strrchr(line, ')') : NULL;
+    if (close != NULL && close[1] == ' ' && close[2] == 'Z') return 1;
+    usleep(1000);
+  }
+  return 0;
 }
 
 /* Anonymous read-write mappings of the process. */
@@ -447,6 +470,21 @@ int main(int argc, char** argv) {
       if (pthread_create(&thread, NULL, one_of_two_sites, (i & 1) != 0 ? &k : NULL) != 0) return 1;
       pthread_join(thread, NULL);
     }
+    return 0;
+  }
+  if (strncmp(mode, "killed_fork", 11) == 0) {
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      if (strcmp(mode, "killed_fork_written") == 0) malloc_free_pairs(300000, 32);
+      malloc_free_pairs(k, 32);
+      make_blocks(32);
+      raise(SIGKILL);
+    }
+    if (strcmp(mode, "killed_fork_orphan") == 0) return wait_for_zombie(child) ? 0 : 1;
+    int status;
+    if (waitpid(child, &status, 0) != child || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+      return 1;
     return 0;
   }
   if (strcmp(mode, "raw_exit_fork") == 0) {
