@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -56,7 +55,8 @@ constexpr const char* usage =
     "  --baseline OLD        the trace to compare with (sites matched as by lowalloc diff)\n"
     "  --max-increase P%     allocations, bytes, temporary, leaked and peak bytes may grow by\n"
     "                        at most P percent, in total and at each site found in both\n"
-    "                        (P: a decimal number from 0 to 1000000)\n"
+    "                        (P: a decimal number from 0 to 1000000, at most 9 digits\n"
+    "                        after the point; a growth of exactly P percent holds)\n"
     "\n"
     "options:\n"
     "  --include-runtime     count the runtimes' own leaks (stdio buffers, locale, loader...)\n"
@@ -314,38 +314,54 @@ bool write_junit(const std::string& path, const std::string& trace,
   return false;
 }
 
-// The largest --max-increase: 10,000 times the baseline. More is a typo rather than a limit, and
-// strtod would take "1e400" or "0x10" (hexadecimal) too.
-constexpr double max_increase_percent = 1e6;
+// The largest --max-increase: 10,000 times the baseline. More is a typo rather than a limit.
+constexpr std::uint64_t max_increase_percent = 1000000;
+// Digits after the point: a percentage is exact to a billionth of a percent.
+constexpr std::size_t max_percent_decimals = 9;
 
-// --max-increase's "P%" or "P" as a fraction (5% = 0.05): P in decimal digits, with a fraction
-// after a point, from 0 to max_increase_percent.
-bool parse_percent(std::string text, double& out) {
+// --max-increase's P, kept exact: P percent is digits / scale percent. A growth of exactly P %
+// passes, whatever P (as a binary fraction, 29% was 0.28999...: 100 -> 129 failed).
+struct percent_limit {
+  std::uint64_t digits = 0;
+  std::uint64_t scale = 1;  // a power of ten
+  std::string text;         // as given, for the messages: "29", "12.5"
+};
+
+// "P%" or "P": P in decimal digits, with a fraction after a point, from 0 to
+// max_increase_percent.
+bool parse_percent(std::string text, percent_limit& out) {
   if (!text.empty() && text.back() == '%') text.pop_back();
   const std::size_t point = text.find('.');
-  const std::string whole = text.substr(0, point);
+  std::string whole = text.substr(0, point);
   const std::string fraction = point == std::string::npos ? "" : text.substr(point + 1);
   const auto digits = [](const std::string& d) {
     return d.find_first_not_of("0123456789") == std::string::npos;
   };
   if (whole.empty() || !digits(whole) || !digits(fraction) ||
-      (point != std::string::npos && fraction.empty()))
+      (point != std::string::npos && fraction.empty()) || fraction.size() > max_percent_decimals)
     return false;
-  const double percent = std::strtod(text.c_str(), nullptr);
-  if (!std::isfinite(percent) || percent > max_increase_percent) return false;
-  out = percent / 100;
+  whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size() - 1));
+  if (whole.size() > 7) return false;  // past max_increase_percent, and past 64 bits below
+  percent_limit p;
+  p.digits = std::stoull(whole);
+  if (p.digits > max_increase_percent) return false;
+  for (const char c : fraction) {
+    p.digits = p.digits * 10 + static_cast<std::uint64_t>(c - '0');
+    p.scale *= 10;
+  }
+  if (p.digits > max_increase_percent * p.scale) return false;
+  p.text = fraction.empty() ? whole : whole + "." + fraction;
+  out = p;
   return true;
 }
 
-// x grown by the fraction `increase`, at most the largest count: x * increase can be more than
-// 2^64, which a conversion to an integer does not hold (undefined behaviour).
-std::uint64_t grown_by(std::uint64_t x, double increase) {
-  constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
-  const double extra = static_cast<double>(x) * increase;
-  // 2^64 as a double: any double below it converts.
-  if (extra >= 18446744073709551616.0) return most;
-  const auto e = static_cast<std::uint64_t>(extra);
-  return e > most - x ? most : x + e;
+__extension__ typedef unsigned __int128 uint128;  // GCC's and clang's, on 64-bit targets
+
+// Whether y is at most x grown by `p` percent: y * 100 * scale <= x * (100 * scale + digits), in
+// 128 bits (x and y below 2^64, the factors below 2^51).
+bool within(std::uint64_t x, std::uint64_t y, const percent_limit& p) {
+  const uint128 hundred = uint128{100} * p.scale;
+  return uint128{y} * hundred <= uint128{x} * (hundred + p.digits);
 }
 
 }  // namespace
@@ -358,7 +374,8 @@ int check_main(int argc, char** argv) {
   std::vector<limit> limits;
   std::string site;  // the --site the next limits apply to
   place_spec place;  // and what it names
-  double increase = -1;
+  percent_limit increase;
+  bool has_increase = false;
   bool include_runtime = false;
   bool allow_incomplete = false;
   bool quiet = false;
@@ -413,7 +430,13 @@ int check_main(int argc, char** argv) {
       baseline = v;
     } else if (take("--max-increase")) {
       if (!parse_percent(v, increase))
-        return usage_error("--max-increase needs a percentage from 0 to 1000000%, not '" + v + "'");
+        return usage_error("--max-increase needs a percentage from 0 to 1000000%" +
+                           std::string(v.find('.') != std::string::npos &&
+                                               v.size() - v.find('.') > max_percent_decimals + 1
+                                           ? " with at most 9 digits after the point"
+                                           : "") +
+                           ", not '" + v + "'");
+      has_increase = true;
     } else if (take("--junit")) {
       if (v.empty()) return usage_error("--junit needs a file name");  // else: no report
       junit = v;
@@ -440,7 +463,7 @@ int check_main(int argc, char** argv) {
   if (file.empty()) return usage_error("no trace file given");
   if (!site.empty() && (limits.empty() || limits.back().site != site))
     return usage_error("--site " + site + " has no limit after it");
-  if (baseline.empty() != (increase < 0))
+  if (baseline.empty() == has_increase)
     return usage_error(baseline.empty() ? "--max-increase needs --baseline OLD.trace"
                                         : "--baseline needs --max-increase P%");
   if (limits.empty() && baseline.empty())
@@ -511,13 +534,12 @@ int check_main(int argc, char** argv) {
     const checker before(old, include_runtime);
     const analyze::comparison c =
         analyze::compare_sites(old, std::move(traces[1].places), a, std::move(traces[0].places));
-    const std::string pct = report::fixed(increase * 100, increase * 100 < 10 ? 1 : 0) + " %";
-    const auto allowed = [&](std::uint64_t x) { return grown_by(x, increase); };
+    const std::string pct = increase.text + " %";
     for (std::size_t m = 0; m < std::size(metric_names); ++m) {
       const auto what = static_cast<metric>(m);
       const std::uint64_t x = value(before.totals(), what);
       const std::uint64_t y = value(now.totals(), what);
-      const bool ok = y <= allowed(x);
+      const bool ok = within(x, y, increase);
       std::string detail = std::string(metric_names[m]) + " " + report::change_text(x, y) +
                            (ok ? ", within +" : ", more than +") + pct;
       if (!ok) {
@@ -556,9 +578,11 @@ int check_main(int argc, char** argv) {
       ++sites_checked;
       const analyze::counters& x = c.before[pm.before].totals;
       const analyze::counters& y = c.after[pm.after].totals;
+      bool failed = false;  // a site over on both counts is one site over the limit
       for (metric what : {metric::allocations, metric::bytes}) {
-        if (value(y, what) <= allowed(value(x, what))) continue;
-        ++sites_failed;
+        if (within(value(x, what), value(y, what), increase)) continue;
+        sites_failed += failed ? 0 : 1;
+        failed = true;
         const std::string at = where(a.sites[c.after[pm.after].sites.front()]);
         add(at + ": " + std::string(metric_names[static_cast<std::size_t>(what)]) + " at most +" +
                 pct,
@@ -582,7 +606,11 @@ int check_main(int argc, char** argv) {
     else if (!quiet)
       std::cout << "ok: " << r.detail << '\n';
   }
-  if (!include_runtime && !quiet) {
+  // Said where leaks are checked: a --max-leaked-bytes limit, or the baseline's.
+  const bool leaks_checked =
+      has_increase || std::any_of(limits.begin(), limits.end(),
+                                  [](const limit& l) { return l.what == metric::leaked_bytes; });
+  if (!include_runtime && !quiet && leaks_checked) {
     const analyze::counters rt = a.runtime_totals();
     if (rt.leaked_bytes != 0)
       std::cout << "(left out of the leaks: " << report::counted(rt.leaked_bytes, "byte")
