@@ -171,6 +171,20 @@ TEST_F(modules_test, a_rebuilt_binary_prints_module_offsets_and_says_so_once) {
     EXPECT_EQ(c.status, 0) << command << ": " << c.err;
     EXPECT_FALSE(contains(c.err, changed)) << command << ": " << c.err;
   }
+  // A --site limit cannot be checked on the frames without names: before, no allocation passed
+  // through module_alloc, and any limit held (exit 0).
+  const command_result site =
+      lowalloc({"check", file, "--site", "module_alloc", "--max-allocations", "0"});
+  EXPECT_EQ(site.status, 2) << site.err;
+  EXPECT_TRUE(contains(site.err,
+                       "lowalloc check: cannot check --site module_alloc: no allocation "
+                       "passes through it, and the frames of a binary that changed"))
+      << site.err;
+  const command_result named =
+      lowalloc({"check", file, "--site", "module_alloc", "--max-allocations", "0", "--debug-path",
+                original.parent_path()});
+  EXPECT_EQ(named.status, 1) << named.err;
+  EXPECT_TRUE(contains(named.err, "FAILED: module_alloc: allocations ")) << named.err;
   const command_result no_dir = lowalloc({"report", file, "--debug-path"});
   EXPECT_NE(no_dir.status, 0);
   EXPECT_TRUE(contains(no_dir.err, "--debug-path needs a value")) << no_dir.err;
