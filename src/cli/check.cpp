@@ -501,6 +501,7 @@ int check_main(int argc, char** argv) {
     return 2;
   }
   for (const read_trace& t : traces) print_module_notes("check", t.a);
+
   const analyze::analysis& a = traces[0].a;
   const checker now(a, include_runtime);
   std::vector<result> results;
@@ -546,6 +547,8 @@ int check_main(int argc, char** argv) {
     const checker before(old, include_runtime);
     const analyze::comparison c =
         analyze::compare_sites(old, std::move(traces[1].places), a, std::move(traces[0].places));
+    if (const std::string other = different_programs_text(old, a, c); !other.empty())
+      std::cerr << "lowalloc check: " << other << '\n';
     const std::string pct = increase.text + " %";
     for (std::size_t m = 0; m < std::size(metric_names); ++m) {
       const auto what = static_cast<metric>(m);

@@ -127,6 +127,9 @@ int diff_main(int argc, char** argv) {
                 << ": warning: the trace is incomplete: " << missing << '\n';
   const analyze::comparison c = analyze::compare_sites(traces[0].a, std::move(traces[0].places),
                                                        traces[1].a, std::move(traces[1].places));
+  if (const std::string other = different_programs_text(traces[0].a, traces[1].a, c);
+      !other.empty())
+    std::cerr << "lowalloc diff: " << other << '\n';
   if (json)
     report::write_diff_json(std::cout, traces[0].a, traces[1].a, c, o);
   else

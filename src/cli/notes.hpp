@@ -4,6 +4,7 @@
 #define LOWALLOC_SRC_CLI_NOTES_HPP
 
 #include "analyze/analysis.hpp"
+#include "analyze/compare.hpp"
 #include "report/common.hpp"
 
 #include <cstdint>
@@ -70,6 +71,24 @@ inline std::string incomplete_text(const analyze::analysis& a) {
             (a.lost_events == 1 ? "is" : "are") + " missing";
   }
   return text;
+}
+
+/// A warning for `diff` and `check --baseline` when the two traces look like two programs' (a
+/// wrong file given): their executables' file names differ and no site of one was found in the
+/// other (c: their comparison). A program rebuilt elsewhere keeps its name; one renamed keeps
+/// most of its sites. Empty otherwise.
+inline std::string different_programs_text(const analyze::analysis& before,
+                                           const analyze::analysis& after,
+                                           const analyze::comparison& c) {
+  const auto name = [](const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+  };
+  if (name(before.process.exe) == name(after.process.exe)) return "";
+  for (const analyze::place_match& m : c.matches)
+    if (m.before != analyze::place_match::none && m.after != analyze::place_match::none) return "";
+  return "warning: the traces are of two programs (" + before.process.exe + " and " +
+         after.process.exe + "), no site of one found in the other: is one the wrong file?";
 }
 
 }  // namespace lowalloc::cli

@@ -403,6 +403,28 @@ TEST_F(diff_check_test, check_holds_a_growth_of_exactly_the_increase_given) {
   EXPECT_TRUE(contains(r.out, "(left out of the leaks: ")) << r.out;
 }
 
+TEST_F(diff_check_test, diff_and_check_warn_of_traces_of_two_programs) {
+  // Before, a wrong file given as the baseline was compared without a word: every site gone,
+  // every site new.
+  const std::string base = trace("diff_program", {"100"});
+  const std::string edited = trace("diff_program_edited", {"100"});
+  const std::string other = run_program("other.trace", {program("malloc_loop"), "100"}, 0);
+  const std::string warning = "warning: the traces are of two programs (" +
+                              program("diff_program") + " and " + program("malloc_loop") +
+                              "), no site of one found in the other: is one the wrong file?\n";
+  command_result r = lowalloc({"diff", base, other});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lowalloc diff: " + warning)) << r.err;
+  r = lowalloc({"check", other, "--baseline", base, "--max-increase", "1000000%"});
+  EXPECT_TRUE(contains(r.err, "lowalloc check: warning: the traces are of two programs (" +
+                                  program("diff_program") + " and " + program("malloc_loop")))
+      << r.err;
+  // A program renamed (diff_program_edited) keeps sites of the other: no warning.
+  r = lowalloc({"diff", base, edited});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "two programs")) << r.err;
+}
+
 TEST_F(diff_check_test, check_writes_junit) {
   const std::string file = trace("diff_program", {"10"});
   const std::string xml = (dir_ / "check.xml").string();
