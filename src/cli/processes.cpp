@@ -117,6 +117,8 @@ std::string process_row::ended() const {
   if (!error.empty()) return "unreadable";
   if (signal != 0) return signal_text(signal);
   if (complete) return exec_path.empty() ? "exit" : "exec";
+  // Read up to damage before any end: whether the process finished cannot be told.
+  if (!truncation.empty()) return "damaged";
   return running ? "running" : "killed";
 }
 
@@ -345,7 +347,7 @@ void write_processes_text(std::ostream& out, const std::string& first,
         continue;
       }
       std::string ended = r.ended();
-      if (!r.truncation.empty()) ended += ", damaged";
+      if (!r.truncation.empty() && ended != "damaged") ended += ", damaged";
       table.push_back(
           {std::to_string(r.process.pid), std::to_string(r.process.ppid),
            report::thousands(r.totals.allocations), report::human_bytes(r.totals.bytes_allocated),
@@ -414,7 +416,7 @@ void write_processes_json(std::ostream& out, const std::string& first,
     out << "], \"ended\": \""
         << (r.signal != 0 ? (r.signal_ended ? "signal" : "crash")
             : r.complete  ? (r.exec_path.empty() ? "exit" : "exec")
-                          : (r.running ? "running" : "killed"))
+                          : r.ended())
         << "\", \"exec_path\": "
         << (r.exec_path.empty() ? "null" : report::json_string(r.exec_path)) << ", \"signal\": "
         << (r.signal != 0 ? report::json_string(signal_text(r.signal)) : std::string("null"))

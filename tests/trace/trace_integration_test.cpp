@@ -1305,6 +1305,18 @@ TEST_F(trace_test, a_started_process_that_ends_unseen_is_said_with_what_its_trac
   EXPECT_FALSE(child.complete);
   EXPECT_GT(child.totals.allocations, 0u);
   EXPECT_LE(child.totals.allocations, 300000u + 2 * static_cast<std::uint64_t>(k_iterations));
+  // Cut short, its file reads up to the damage: whether the process finished cannot be told, and
+  // `report --processes` no longer says "killed, damaged" but "damaged".
+  fs::resize_file(children.front(), fs::file_size(children.front()) - 10);
+  const command_result rows =
+      run_command({lowalloc_cli, "report", "--processes", w.trace.string()}, w.trace.parent_path());
+  EXPECT_EQ(rows.status, 2) << rows.err;
+  EXPECT_TRUE(contains(rows.out, " damaged  " + children.front().string() + " ")) << rows.out;
+  EXPECT_FALSE(contains(rows.out, "killed, damaged")) << rows.out;
+  const command_result json =
+      run_command({lowalloc_cli, "report", "--processes", w.trace.string(), "--format", "json"},
+                  w.trace.parent_path());
+  EXPECT_TRUE(contains(json.out, "\"ended\": \"damaged\"")) << json.out;
 }
 
 TEST_F(trace_test, the_main_thread_leaving_by_pthread_exit_does_not_keep_the_process_alive) {
