@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <unordered_map>
 
 namespace lowalloc::report {
 
@@ -99,21 +100,41 @@ std::string via(const analysis& a, const analyze::site& s) {
   return text.empty() ? "other" : text;
 }
 
+// The bytes a place leaks that the C and C++ runtimes keep until exit (a stdout buffer made by
+// the program's printf): not the program's leak, as the report says.
+using runtime_sites = std::unordered_map<std::uint32_t, analyze::site_runtime>;
+std::uint64_t runtime_leaked_bytes(const runtime_sites& runtime, const std::vector<place>& places,
+                                   std::size_t p) {
+  if (p == none) return 0;
+  std::uint64_t bytes = 0;
+  for (std::uint32_t s : places[p].sites)
+    if (const auto it = runtime.find(s); it != runtime.end())
+      bytes += it->second.totals.leaked_bytes;
+  return bytes;
+}
+
+// ", leaked N bytes, kept by the runtime M bytes": each when not 0.
+std::string leaks_text(std::uint64_t leaked, std::uint64_t kept) {
+  std::string text;
+  if (leaked != kept) text += ", leaked " + counted(leaked - kept, "byte");
+  if (kept != 0) text += ", kept by the runtime " + counted(kept, "byte");
+  return text;
+}
+
 void write_place(std::ostream& out, std::size_t rank, const analysis& before, const analysis& after,
-                 const comparison& c, const place_match& m) {
+                 const comparison& c, const place_match& m, const runtime_sites& runtime_before,
+                 const runtime_sites& runtime_after) {
   const counters& b = totals_of(c.before, m.before);
   const counters& a = totals_of(c.after, m.after);
+  const std::uint64_t kept_b = runtime_leaked_bytes(runtime_before, c.before, m.before);
+  const std::uint64_t kept_a = runtime_leaked_bytes(runtime_after, c.after, m.after);
   out << "\n#" << rank << "  ";
   if (m.before == none) {
     out << "new: " << counted(a.allocations, "allocation") << ", "
-        << counted(a.bytes_allocated, "byte");
-    if (a.leaked_allocations != 0) out << ", leaked " << counted(a.leaked_bytes, "byte");
-    out << '\n';
+        << counted(a.bytes_allocated, "byte") << leaks_text(a.leaked_bytes, kept_a) << '\n';
   } else if (m.after == none) {
     out << "gone: " << counted(b.allocations, "allocation") << ", "
-        << counted(b.bytes_allocated, "byte");
-    if (b.leaked_allocations != 0) out << ", leaked " << counted(b.leaked_bytes, "byte");
-    out << '\n';
+        << counted(b.bytes_allocated, "byte") << leaks_text(b.leaked_bytes, kept_b) << '\n';
   } else {
     out << "allocations " << thousands(b.allocations) << " -> " << thousands(a.allocations) << " ("
         << change_words(static_cast<double>(b.allocations), static_cast<double>(a.allocations),
@@ -128,7 +149,8 @@ void write_place(std::ostream& out, std::size_t rank, const analysis& before, co
               (*unit == '\0' ? thousands(y) : counted(y, unit));
     };
     add("temporary", b.temporary, a.temporary, "");
-    add("leaked", b.leaked_bytes, a.leaked_bytes, "byte");
+    add("leaked", b.leaked_bytes - kept_b, a.leaked_bytes - kept_a, "byte");
+    add("kept by the runtime", kept_b, kept_a, "byte");
     add("max live", b.max_live_bytes, a.max_live_bytes, "byte");
     // A place of several sites, or a site whose stacks peak apart, has a bound, not its maximum.
     const auto exact = [](const analysis& t, const place& p) {
@@ -304,10 +326,12 @@ void write_diff_text(std::ostream& out, const analysis& before, const analysis& 
     return;
   }
   const std::vector<place_match> ranked = ranked_changes(c);
+  const runtime_sites runtime_before = analyze::runtime_by_site(before);
+  const runtime_sites runtime_after = analyze::runtime_by_site(after);
   std::size_t shown = 0;
   for (const place_match& m : ranked) {
     if (!changed(c, m) || shown >= o.top) break;
-    write_place(out, ++shown, before, after, c, m);
+    write_place(out, ++shown, before, after, c, m, runtime_before, runtime_after);
   }
   if (total > shown) out << "\n... " << counted(total - shown, "more changed site") << " (--top)\n";
 }
