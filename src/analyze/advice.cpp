@@ -38,12 +38,6 @@ std::string counted(std::uint64_t n, std::string_view singular, std::string_view
   return with_commas(n) + " " + noun(n, singular, plural);
 }
 
-std::string percent_text(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, share >= 0.1 || share == 0 ? "%.0f %%" : "%.1f %%", share * 100);
-  return buf;
-}
-
 // The largest power of two dividing `size`, at most 8: the alignment a type of that size has
 // at most (and at least, for the scalars and the standard library's types).
 std::uint64_t likely_alignment(std::uint64_t size) {

@@ -36,10 +36,8 @@ std::string fixed(double v, int decimals) {
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   if (whole == 0) return "0 %";
-  const double p = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
   if (part == whole) return "100 %";
-  if (p >= 10) return fixed(p, 0) + " %";
-  return fixed(p, 1) + " %";
+  return analyze::percent_text(static_cast<double>(part) / static_cast<double>(whole), "0.0 %");
 }
 
 std::string human_bytes(std::uint64_t n) {
