@@ -12,6 +12,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -446,14 +447,33 @@ struct symbolizer::impl {
     return it->second;
   }
 
-  // A module of the user's without DWARF: functions from its symbol table, no lines.
-  void note_no_lines(const module_desc& m) {
+  // Whether the module's file has a full symbol table (.symtab), not only the exported one
+  // (.dynsym) that a stripped file keeps.
+  static bool has_symtab(Dwfl_Module* mod) {
+    GElf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(mod, &bias);
+    for (Elf_Scn* scn = elf != nullptr ? elf_nextscn(elf, nullptr) : nullptr; scn != nullptr;
+         scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr header;
+      if (gelf_getshdr(scn, &header) != nullptr && header.sh_type == SHT_SYMTAB) return true;
+    }
+    return false;
+  }
+
+  // A module of the user's without DWARF: functions from its symbol table, no lines; with no
+  // symbol table either (stripped), only the functions it exports.
+  void note_no_lines(const module_desc& m, bool symbols) {
     std::string text = "note: ";
     text += m.path;
+    text += symbols ? " has no line information (built without -g, or stripped): its frames show "
+                      "functions without file:line"
+                    : " has no line information and no symbol table (stripped): its frames show "
+                      "as " +
+                          m.path.substr(m.path.rfind('/') + 1) +
+                          "+0xOFFSET, but for the functions it exports";
     text +=
-        " has no line information (built without -g, or stripped): its frames show "
-        "functions without file:line. Rebuild it with -g, or install its debug package "
-        "(-dbgsym), or pass --debug-path DIR holding its debug file";
+        ". Rebuild it with -g, or install its debug package (-dbgsym), or pass --debug-path DIR "
+        "holding its debug file";
     if (!m.build_id.empty()) {
       const std::string hex = hex_bytes(m.build_id);
       text += " as DIR/.build-id/";
@@ -485,7 +505,7 @@ struct symbolizer::impl {
             s.dwfl.reset();
           } else if (Dwarf_Addr bias = 0;
                      !system_library(m.path) && dwfl_module_getdwarf(mod, &bias) == nullptr) {
-            note_no_lines(m);
+            note_no_lines(m, has_symtab(mod));
           }
         }
       }

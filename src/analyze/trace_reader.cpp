@@ -36,9 +36,9 @@ file_index index_blocks(const std::uint8_t* data, std::size_t size, const file_b
   // A file that begins as a trace does but ends within the header is a trace cut short (the
   // program was killed as it started, or the file was copied while it was written).
   const std::size_t magic_bytes = std::min<std::size_t>(size, sizeof fmt::file_magic);
-  if (size == 0 || std::memcmp(data, fmt::file_magic, magic_bytes) != 0)
-    throw trace_error(
-        size == 0 ? "not a lowalloc trace file (it is empty)" : "not a lowalloc trace file", 0);
+  if (size == 0) throw trace_error("not a lowalloc trace file: it is empty");
+  if (std::memcmp(data, fmt::file_magic, magic_bytes) != 0)
+    throw trace_error("not a lowalloc trace file", 0);
   if (size < fmt::file_header_size)
     throw trace_error("a truncated lowalloc trace (" + std::to_string(size) +
                       (size == 1 ? " byte)" : " bytes)"));

@@ -58,7 +58,7 @@ TEST(Errors, AHeaderCutShortIsATruncatedTrace) {
   EXPECT_EQ(error_of(std::string("LOWALLOC\x03\x00", 10)), "a truncated lowalloc trace (10 bytes)");
   EXPECT_EQ(error_of(std::string("LOWALLOC\x03\x00\x10\x00\x00\x00\x00", 15)),
             "a truncated lowalloc trace (15 bytes)");
-  EXPECT_EQ(error_of(""), "not a lowalloc trace file (it is empty) (at byte 0)");
+  EXPECT_EQ(error_of(""), "not a lowalloc trace file: it is empty");
 }
 
 TEST(Errors, NotATrace) {

@@ -264,6 +264,22 @@ TEST_F(modules_test, a_stripped_binary_says_it_has_no_lines_and_its_debug_file_g
   EXPECT_EQ(lines.status, 0) << lines.err;
   EXPECT_TRUE(shows_alloc_line(lines.out)) << lines.out;
   EXPECT_FALSE(contains(lines.err, no_lines)) << lines.err;
+
+  // Stripped of its symbol table too: its frames are offsets, and the note does not say they
+  // show functions (before, it did).
+  const fs::path bare = copy_program("module_program", "bare");
+  const command_result strip_all =
+      run_command({LOWALLOC_TEST_OBJCOPY, "--strip-all", bare.string()}, dir_);
+  ASSERT_EQ(strip_all.status, 0) << strip_all.err;
+  const command_result offsets = lowalloc({"report", trace(bare)});
+  EXPECT_EQ(offsets.status, 0) << offsets.err;
+  EXPECT_FALSE(contains(offsets.out, "module_alloc")) << offsets.out;
+  EXPECT_TRUE(contains(offsets.err, "lowalloc report: note: " + bare.string() + " " + no_lines +
+                                        " and no symbol table (stripped): its frames show as "
+                                        "module_program+0xOFFSET, but for the functions it "
+                                        "exports."))
+      << offsets.err;
+  EXPECT_FALSE(contains(offsets.err, "show functions")) << offsets.err;
 }
 
 // The sections of the ELF file open as `fd`, by name: their type, flags and bytes (empty for
