@@ -379,7 +379,55 @@ struct symbolizer::impl {
     std::vector<unit_range> units;  // sorted by lo; read when .debug_aranges did not answer
     bool subprograms_read = false;
     std::vector<subprogram_range> subprograms;  // sorted by lo; read when getscopes did not find
+    // The namespaces and classes around each function declared in a unit ("ns::Class::"), by
+    // the declaration's DIE; each unit indexed once, on first use (qualified_name).
+    std::unordered_map<Dwarf_Off, std::string> scope_prefixes;
+    std::set<Dwarf_Off> units_indexed;
   };
+
+  // Records in s.scope_prefixes the prefix of each function declared in `parent`'s children,
+  // `prefix` being parent's; descends into namespaces and named classes.
+  static void index_scopes(session& s, Dwarf_Die* parent, const std::string& prefix) {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      const int tag = dwarf_tag(&child);
+      if (tag == DW_TAG_subprogram) {
+        // (One with a linkage name is named by it, qualified: die_name.)
+        if (!prefix.empty() && dwarf_hasattr(&child, DW_AT_linkage_name) == 0)
+          s.scope_prefixes.emplace(dwarf_dieoffset(&child), prefix);
+      } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                 tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+        const char* name = dwarf_diename(&child);
+        if (name == nullptr && tag != DW_TAG_namespace) continue;  // an unnamed class's members
+        index_scopes(s, &child, prefix + (name != nullptr ? name : "(anonymous namespace)") + "::");
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // A C++ function's name from DWARF without a linkage name (a function of internal linkage,
+  // inlined: "split"), qualified by the namespaces and classes around its declaration
+  // ("(anonymous namespace)::split"), as its ELF symbol would be: the report and --site then
+  // name it as they name the same function where it is not inlined.
+  std::string qualified_name(session& s, Dwarf_Die* die, const std::string& name) {
+    Dwarf_Die decl = *die;
+    Dwarf_Attribute attr;
+    Dwarf_Die next;
+    for (int step = 0; step < 8; ++step) {  // inlined call -> abstract origin -> declaration
+      if ((dwarf_attr(&decl, DW_AT_abstract_origin, &attr) != nullptr ||
+           dwarf_attr(&decl, DW_AT_specification, &attr) != nullptr) &&
+          dwarf_formref_die(&attr, &next) != nullptr) {
+        decl = next;
+        continue;
+      }
+      break;
+    }
+    Dwarf_Die unit;
+    if (dwarf_diecu(&decl, &unit, nullptr, nullptr) == nullptr) return name;
+    if (s.units_indexed.insert(dwarf_dieoffset(&unit)).second) index_scopes(s, &unit, "");
+    const auto it = s.scope_prefixes.find(dwarf_dieoffset(&decl));
+    return it == s.scope_prefixes.end() ? name : it->second + name;
+  }
 
   // The scopes at pc, innermost first, from the module's functions indexed once: libdw 0.188's
   // dwarf_getscopes does not look inside namespaces, where clang puts its functions' DIEs, so
@@ -614,6 +662,8 @@ void symbolizer::resolve(std::size_t key, const module_desc& m, std::uint64_t ad
         // A C++ function with a bare DWARF name ("_M_run"): the ELF symbol is qualified.
         std::string sym = impl_->symbol_name(module_session, mod, pc);
         if (!sym.empty()) f.function = std::move(sym);
+      } else if (!qualified && cxx && !f.function.empty()) {
+        f.function = impl_->qualified_name(module_session, die, f.function);
       }
       f.file = file;
       f.line = line;

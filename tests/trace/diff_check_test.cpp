@@ -246,6 +246,16 @@ TEST_F(diff_check_test, check_limits_on_a_site) {
   r = lowalloc({"check", file, "--site", "counts", "--max-allocations",
                 std::to_string(counts_allocations - 1)});
   EXPECT_EQ(r.status, 1) << r.err;
+  // counts(), inlined into main, is in an anonymous namespace: qualified, as --site allows, it
+  // names the same allocations (before, an inlined function of internal linkage had its bare
+  // DWARF name, and the qualified place matched nothing: any limit held).
+  r = lowalloc({"check", file, "--site", "(anonymous namespace)::counts", "--max-allocations",
+                std::to_string(counts_allocations - 1)});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "(anonymous namespace)::counts: allocations 1,000 > the limit"))
+      << r.err;
+  const command_result text = lowalloc({"report", file});
+  EXPECT_TRUE(contains(text.out, "at [inlined] (anonymous namespace)::counts (")) << text.out;
 }
 
 TEST_F(diff_check_test, the_runtime_does_not_break_a_leak_limit) {
