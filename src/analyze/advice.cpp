@@ -18,6 +18,7 @@
 #include <numeric>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 namespace lowalloc::analyze {
 
@@ -487,6 +488,16 @@ bool advise_flat_map(const group& g, std::size_t site, const cost_model& costs, 
 // An arena for blocks freed together: the thread frees them in a burst (bursts.hpp) at the end
 // of a phase; a lowalloc::arena<N> that lives for the phase hands them out and frees nothing
 // until it goes, taking from malloc only the chunks its inline N bytes do not cover.
+// sizeof(lowalloc::arena<n>), for the sizes offered: powers of two from 1 KiB to 64 KiB.
+template <std::size_t... K>
+std::uint64_t arena_sizeof(std::uint64_t n, std::index_sequence<K...>) {
+  std::uint64_t size = 0;
+  ((n == (std::uint64_t{1024} << K) ? size = sizeof(lowalloc::arena<(std::size_t{1024} << K)>)
+                                    : size),
+   ...);
+  return size;
+}
+
 bool advise_arena(const group& g, std::size_t site, const cost_model& costs, advice_item& out) {
   constexpr std::size_t min_phases = 10;
   if (g.phases.size() < min_phases || g.allocations == 0) return false;
@@ -509,6 +520,7 @@ bool advise_arena(const group& g, std::size_t site, const cost_model& costs, adv
   for (std::uint64_t n = 1024; n <= 65536; n *= 2) {
     advice_option opt;
     opt.arena_size = n;
+    opt.sizeof_after = arena_sizeof(n, std::make_index_sequence<7>{});
     opt.suggestion = "lowalloc::arena<" + std::to_string(n) + "> a; for the phase, and " +
                      (on_arena.empty() ? std::string("its containers on it "
                                                      "(lowalloc::arena_allocator<T> or std::pmr)")

@@ -4,6 +4,8 @@
 
 #include "report/common.hpp"
 
+#include "analyze/words.hpp"
+
 #include <ostream>
 
 namespace lowalloc::report {
@@ -13,9 +15,7 @@ namespace {
 using analyze::advice_item;
 using analyze::advice_option;
 
-std::string share(double v) {
-  return v >= 0.1 || v == 0 ? fixed(v * 100, 0) + " %" : fixed(v * 100, 1) + " %";
-}
+std::string share(double v) { return analyze::percent_text(v); }
 
 std::string seconds(double s) { return s <= 0 ? "nothing" : "about " + duration(s); }
 
@@ -96,7 +96,11 @@ void write_advice_text(std::ostream& out, const analysis& a, const std::vector<a
         cover.insert(0, cover.size() < 15 ? 15 - cover.size() : 0, ' ');
         std::string size = std::to_string(o.sizeof_after);
         size.insert(0, size.size() < 6 ? 6 - size.size() : 0, ' ');
-        std::string peak = o.peak_bytes_added == 0 ? "0" : signed_bytes(o.peak_bytes_added);
+        // An arena lives for its phase, on the stack or in the phase's scope: what it adds at
+        // the peak is not counted (its sizeof is the column before).
+        std::string peak = it.kind == "arena"        ? "-"
+                           : o.peak_bytes_added == 0 ? "0"
+                                                     : signed_bytes(o.peak_bytes_added);
         peak.insert(0, peak.size() < 11 ? 11 - peak.size() : 0, ' ');
         out << "           " << n << "  " << after << "  " << cover << "  " << size << "  " << peak
             << "  " << seconds(o.estimated_seconds_saved)

@@ -14,6 +14,7 @@
 #include "support/json.hpp"
 
 #include <gtest/gtest.h>
+#include <lowalloc/arena.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -2745,6 +2746,14 @@ void check_advice_kinds(trace_test& test, const std::string& program, bool with_
   if (shared != nullptr) {
     EXPECT_EQ(shared->allocations, static_cast<std::uint64_t>(k));
     EXPECT_EQ(shared->chosen.allocations_after, 0u);
+  }
+  // An arena's sizeof is its type's: N bytes inline and its bookkeeping (before: 0).
+  if (const analyze::advice_item* arena = find("arena", "advice::requests(")) {
+    for (const analyze::advice_option& o : arena->options) {
+      if (o.arena_size == 1024) EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<1024>));
+      if (o.arena_size == 65536) EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<65536>));
+      EXPECT_GT(o.sizeof_after, o.arena_size);
+    }
   }
   const analyze::advice_item* copy = find("copy", "advice::pass_by_value(");
   if (copy != nullptr) {
