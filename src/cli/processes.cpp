@@ -217,10 +217,15 @@ std::vector<process_row> run_processes(const std::string& first,
   } else {
     std::fill(in.begin(), in.end(), true);  // nothing to tell the run's from others'
   }
+  // A file whose process is not the pid its name gives is not one the recorder wrote for it (a
+  // copy, or a file renamed): it would count a process twice.
+  std::vector<bool> misnamed(all.size(), false);
+  for (std::size_t i = 1; i < all.size(); ++i)
+    misnamed[i] = all[i].error.empty() && suffix_key(suffixes[i - 1]).first != all[i].process.pid;
   for (bool joined = true; joined;) {
     joined = false;
     for (std::size_t i = 1; i < all.size(); ++i) {
-      if (in[i]) continue;
+      if (in[i] || misnamed[i]) continue;
       const analyze::process_info& p = all[i].process;
       if (!all[i].error.empty() || pids.count(p.ppid) != 0 ||
           (p.exec_child && pids.count(p.pid) != 0)) {
@@ -376,7 +381,7 @@ void write_processes_text(std::ostream& out, const std::string& first,
       if (r.file == first) first_pid = r.process.pid;
     out << "\nleft out: " << report::counted(left_out.size(), "file")
         << " of the same name whose process does not descend from process " << first_pid
-        << " (another run's):";
+        << " (another run's) or is not the pid of its name (a copy):";
     constexpr std::size_t named = 5;
     for (std::size_t i = 0; i < left_out.size() && i < named; ++i)
       out << (i == 0 ? " " : ", ") << left_out[i];
