@@ -955,7 +955,8 @@ TEST(Cli, ProcessesOfARunByPidAndParent) {
       << r.out;
   EXPECT_TRUE(contains(r.out,
                        "left out: 2 files of the same name whose process does not descend "
-                       "from process 100 (another run's): " +
+                       "from process 100 (another run's) or is not the pid of its name (a "
+                       "copy): " +
                            first + ".100, " + first +
                            ".103; name the files to list them "
                            "all\n"))
