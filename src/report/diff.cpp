@@ -100,6 +100,33 @@ std::string via(const analysis& a, const analyze::site& s) {
   return text.empty() ? "other" : text;
 }
 
+// A site's operations, most allocating first, each with its share when there are several
+// ("std::string constructor 99 %, std::vector<std::string>::push_back (growth) 1.1 %"), and the
+// set of them, sorted, to tell whether an operation came or went.
+struct operation_mix {
+  std::string text;
+  std::vector<std::string> kinds;
+};
+operation_mix mix_of(const analysis& a, const analyze::site& s) {
+  operation_mix mix;
+  const std::size_t i = static_cast<std::size_t>(&s - a.sites.data());
+  if (i + 1 >= a.site_operation_first.size()) return mix;
+  const std::size_t begin = a.site_operation_first[i];
+  const std::size_t end = a.site_operation_first[i + 1];
+  for (std::size_t k = begin; k < end; ++k) {
+    const analyze::site_operation& so = a.site_operations[k];
+    std::string text = analyze::operation_text(a.operations[so.op]);
+    if (text.empty()) text = "other";
+    if (k < begin + 3)
+      mix.text += (k == begin ? "" : ", ") + text +
+                  (end - begin > 1 ? " " + percent(so.allocations, s.totals.allocations) : "");
+    mix.kinds.push_back(std::move(text));
+  }
+  if (end - begin > 3) mix.text += ", " + std::to_string(end - begin - 3) + " more";
+  std::sort(mix.kinds.begin(), mix.kinds.end());
+  return mix;
+}
+
 // The bytes a place leaks that the C and C++ runtimes keep until exit (a stdout buffer made by
 // the program's printf): not the program's leak, as the report says.
 using runtime_sites = std::unordered_map<std::uint32_t, analyze::site_runtime>;
@@ -165,7 +192,14 @@ void write_place(std::ostream& out, std::size_t rank, const analysis& before, co
     const analyze::site& sa = after.sites[c.after[m.after].sites.front()];
     const std::string vb = via(before, sb);
     const std::string va = via(after, sa);
-    if (vb != va)
+    // An operation that came or went is said even when the largest stayed (a vector's growth
+    // gone from a site of string constructors, once the vector is reserved).
+    const operation_mix mb = mix_of(before, sb);
+    const operation_mix ma = mix_of(after, sa);
+    if (mb.kinds != ma.kinds && c.before[m.before].sites.size() == 1 &&
+        c.after[m.after].sites.size() == 1)
+      out << "    via " << mb.text << " -> " << ma.text << '\n';
+    else if (vb != va)
       out << "    via " << vb << " -> " << va << '\n';
     else if (vb != "other")
       out << "    via " << vb << '\n';

@@ -443,6 +443,25 @@ TEST_F(diff_check_test, diff_and_check_warn_of_traces_of_two_programs) {
   EXPECT_FALSE(contains(r.out, "leaked 4,096 bytes")) << r.out;
 }
 
+TEST_F(diff_check_test, diff_says_an_operation_that_left_a_site) {
+  // words()'s site makes the strings and grows the vector; reserved, it makes only the strings.
+  // Its largest operation stays: before, the diff said "via std::string constructor" alone, and
+  // the growth it removed was not seen at the site.
+  const std::string base = trace("diff_program", {"100"});
+  const std::string reserved = trace("diff_program_reserved", {"100"});
+  const command_result r = lowalloc({"diff", base, reserved});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out,
+                       "    via std::string constructor 93 %, "
+                       "std::vector<std::string>::push_back (growth) 7.4 % -> "
+                       "std::string constructor\n"))
+      << r.out;
+  // The same operations on both sides: the largest only, as before.
+  const command_result same = lowalloc({"diff", base, trace("diff_program", {"110"})});
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_FALSE(contains(same.out, " -> std::string constructor")) << same.out;
+}
+
 TEST_F(diff_check_test, check_writes_junit) {
   const std::string file = trace("diff_program", {"10"});
   const std::string xml = (dir_ / "check.xml").string();

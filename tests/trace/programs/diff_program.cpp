@@ -8,7 +8,9 @@
 // It also writes to stdout (a stdio buffer) and sets a locale, whose allocations the C library
 // keeps until exit (the runtime's own), and with `leak` leaks one block of 1,000 bytes of its own.
 // The tests build it a second time with 20 lines added above words() and 3 lines inside counts()
-// above its site (the EDIT markers): every site must still be found.
+// above its site (the EDIT markers): every site must still be found; and a third time with
+// words() reserving its vector first (EDIT RESERVE): its site then has the strings but not the
+// vector's growth.
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@ namespace {
 
 std::vector<std::string> words(int n) {
   std::vector<std::string> out;
+  // EDIT RESERVE
   for (int i = 0; i < n; ++i)
     out.push_back(std::string(static_cast<std::size_t>(20 + i % 10), 'w'));
   return out;
