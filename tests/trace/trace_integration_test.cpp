@@ -2755,8 +2755,12 @@ void check_advice_kinds(trace_test& test, const std::string& program, bool with_
   // An arena's sizeof is its type's: N bytes inline and its bookkeeping (before: 0).
   if (const analyze::advice_item* arena = find("arena", "advice::requests(")) {
     for (const analyze::advice_option& o : arena->options) {
-      if (o.arena_size == 1024) EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<1024>));
-      if (o.arena_size == 65536) EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<65536>));
+      if (o.arena_size == 1024) {
+        EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<1024>));
+      }
+      if (o.arena_size == 65536) {
+        EXPECT_EQ(o.sizeof_after, sizeof(lowalloc::arena<65536>));
+      }
       EXPECT_GT(o.sizeof_after, o.arena_size);
     }
   }
