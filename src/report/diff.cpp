@@ -117,12 +117,23 @@ operation_mix mix_of(const analysis& a, const analyze::site& s) {
     const analyze::site_operation& so = a.site_operations[k];
     std::string text = analyze::operation_text(a.operations[so.op]);
     if (text.empty()) text = "other";
-    if (k < begin + 3)
-      mix.text += (k == begin ? "" : ", ") + text +
-                  (end - begin > 1 ? " " + percent(so.allocations, s.totals.allocations) : "");
+    // (Appended piece by piece: GCC 12 at -std=c++20 saw an overlapping copy in
+    // `" " + std::string` that is not there, -Wrestrict.)
+    if (k < begin + 3) {
+      if (k != begin) mix.text += ", ";
+      mix.text += text;
+      if (end - begin > 1) {
+        mix.text += ' ';
+        mix.text += percent(so.allocations, s.totals.allocations);
+      }
+    }
     mix.kinds.push_back(std::move(text));
   }
-  if (end - begin > 3) mix.text += ", " + std::to_string(end - begin - 3) + " more";
+  if (end - begin > 3) {
+    mix.text += ", ";
+    mix.text += std::to_string(end - begin - 3);
+    mix.text += " more";
+  }
   std::sort(mix.kinds.begin(), mix.kinds.end());
   return mix;
 }
