@@ -618,6 +618,10 @@ int run_main(int argc, char** argv) {
                    opt.program[0], program_status.c_str(), how, files.front().c_str());
     }
   }
+  // The one trace removed while the program ran (the recorder said so if it wrote again after):
+  // nothing of it is left, which is a trace not written completely.
+  struct stat trace_stat;
+  const bool trace_removed = files.size() == 1 && stat(files.front().c_str(), &trace_stat) != 0;
   if (files.empty()) {
     if (!recorder_error)
       std::fprintf(stderr,
@@ -625,7 +629,10 @@ int run_main(int argc, char** argv) {
                    "program, or one that clears LD_PRELOAD?)\n",
                    opt.program[0]);
   } else if (!opt.quiet) {
-    if (files.size() == 1) {
+    if (trace_removed) {
+      std::fprintf(stderr, "lowalloc run: no trace: %s was removed while %s ran\n",
+                   files.front().c_str(), opt.program[0]);
+    } else if (files.size() == 1) {
       std::fprintf(stderr, "lowalloc run: trace written to %s\n", files.front().c_str());
       std::fprintf(stderr, "lowalloc run: read it with: lowalloc report %s\n",
                    files.front().c_str());
@@ -711,6 +718,11 @@ int run_main(int argc, char** argv) {
                  "process's file comes with its first block)\n",
                  running_unwritten, processes(running_unwritten), opt.program[0],
                  running_unwritten == 1 ? "runs" : "run", running_unwritten == 1 ? "has" : "have");
+  if (trace_removed && !recorder_error && wait_errno == 0) {
+    std::fprintf(stderr, "lowalloc run: %s %s; exiting with status %d\n", opt.program[0],
+                 program_status.c_str(), exit_failure);
+    return exit_failure;
+  }
   if (recorder_error && wait_errno == 0) {
     // The trace is incomplete whatever PROGRAM did: our own failure, as env(1) reports one.
     std::fprintf(stderr,

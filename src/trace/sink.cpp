@@ -169,8 +169,18 @@ void stop_tracing(const char* why) {
 // file. So the descriptor is checked against the file it was opened on (one fstat a block), and
 // when it is not that file any more, the trace is opened again by its path and the writes go on
 // where they stopped; the old number, the program's now, is left alone.
+//
+// A file removed while the program runs (a clean-up of the directory) still takes the writes of
+// the descriptor, where no name reaches them: the recorder stops and says so, as for a failed
+// write, instead of losing the rest without a word.
 bool trace_fd_checked() {
-  if (is_trace_file(trace_fd)) return true;
+  struct stat st;
+  if (trace_fd >= 0 && fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev &&
+      st.st_ino == trace_ino) {
+    if (st.st_nlink != 0) return true;
+    stop_tracing("the file was removed while the program ran");
+    return false;
+  }
   trace_fd = -1;
   int fd = open(trace_path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) {

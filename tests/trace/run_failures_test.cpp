@@ -416,6 +416,29 @@ TEST_F(run_failures, a_full_file_system_during_the_run_exits_125) {
   expect_incomplete_trace(r, output, std::strerror(ENOSPC), "exited with status 0");
 }
 
+TEST_F(run_failures, a_trace_removed_during_the_run_exits_125) {
+  // The program removes its trace after its first blocks (a clean-up of the directory): the
+  // recorder's descriptor still took the writes, where no name reached them, and `run` said
+  // "trace written to" a file that was not there, with exit status 0. Removed early (blocks
+  // written after) or late (the end alone written after), the same.
+  for (const char* pairs : {"300000", "10"}) {
+    SCOPED_TRACE(pairs);
+    const std::string output = trace(std::string("removed-") + pairs);
+    const command_result r = run_command(
+        {lowalloc_cli, "run", "-o", output, "--", program("removes_trace"), pairs, output}, dir_);
+    EXPECT_EQ(r.status, 125) << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc: cannot write the trace to " + output +
+                                    ": the file was removed while the program ran; the program "
+                                    "runs on untraced\n"))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "lowalloc run: no trace: " + output + " was removed while " +
+                                    program("removes_trace") + " ran\n"))
+        << r.err;
+    EXPECT_FALSE(contains(r.err, "trace written")) << r.err;
+    EXPECT_FALSE(fs::exists(output));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Crashes: the crashing thread's events are written, the CRASH record says what was not, the
 // exit status is the signal's, and a handler of the program's own keeps its behaviour.
