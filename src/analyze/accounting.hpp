@@ -32,6 +32,9 @@ class accounting final : public event_sink {
   void on_lost(std::uint64_t count) override { lost_events += count; }
   void on_end(std::uint32_t thread, bool exec, std::string_view exec_path) override;
   void on_crash(std::uint32_t, const crash_info& c) override { crash = c; }
+  void on_stopped(std::uint32_t, std::string_view reason) override {
+    stopped = std::string(reason);
+  }
   void on_shadowed(const shadowed_functions& f) override;
   void on_stack(std::uint32_t stack) override;
   void on_alloc(const alloc_event& e) override;
@@ -78,6 +81,7 @@ class accounting final : public event_sink {
   bool complete = false;             // END or EXEC seen
   std::string exec_path;
   std::optional<crash_info> crash;
+  std::optional<std::string> stopped;
   std::vector<shadowed_functions> shadowed;
   histogram sizes;
 

@@ -38,6 +38,7 @@ analysis collect(event_merge& merge, accounting& acc, const options& opts) {
   a.complete = acc.complete;
   a.exec_path = std::move(acc.exec_path);
   a.crash = std::move(acc.crash);
+  a.stopped = std::move(acc.stopped);
   a.shadowed = std::move(acc.shadowed);
   a.sizes = acc.sizes;
   build_stacks(merge.stacks(), merge.modules(), acc, opts, a);
@@ -144,7 +145,7 @@ analysis analyze_file(const std::string& path, const options& opts,
                       const std::vector<event_sink*>& sinks) {
   const detail::file_bytes file(path);
   analysis a = analyze_bytes(file.data(), file.size(), opts, sinks, &file);
-  if (!a.complete) a.running = still_running(path, a.process.pid, file.size());
+  if (!a.complete && !a.stopped) a.running = still_running(path, a.process.pid, file.size());
   return a;
 }
 

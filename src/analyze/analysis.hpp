@@ -36,6 +36,9 @@ struct analysis {
   bool running = false;   // not complete: the process still runs and writes the trace (a file)
   std::string exec_path;  // set if the image ended by exec (EXEC record)
   std::optional<crash_info> crash;  // set if the recorder's crash handler wrote CRASH
+  /// Set if the recorder could not write the trace any more (STOPPED): why, in the system's
+  /// words ("No space left on device"). The trace ends there; the program ran on untraced.
+  std::optional<std::string> stopped;
   /// Allocation functions whose calls the recorder did not see (SHADOWED records): what the
   /// counts miss, by how much unknown.
   std::vector<shadowed_functions> shadowed;

@@ -142,6 +142,8 @@ class event_sink {
   virtual void on_shadowed(const shadowed_functions&) {}
   /// CRASH: the process was killed by a signal after the recorder's crash handler wrote it.
   virtual void on_crash(std::uint32_t /*thread*/, const crash_info&) {}
+  /// STOPPED: the recorder could not write the trace any more, for `reason`, and stopped.
+  virtual void on_stopped(std::uint32_t /*thread*/, std::string_view /*reason*/) {}
 
   virtual void on_module(const module_event&) {}
   virtual void on_unmodule(const module_event&) {}

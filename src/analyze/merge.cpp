@@ -610,6 +610,12 @@ struct decode_visitor {
     for (event_sink* sink : m.sinks_) sink->on_end(s.index, false, {});
   }
 
+  void operator()(const fmt::stopped_record& r) {
+    m.tick(s, r.dt);
+    ends = true;
+    for (event_sink* sink : m.sinks_) sink->on_stopped(s.index, r.reason);
+  }
+
   void operator()(const fmt::shadowed_record& r) {
     shadowed_functions f;
     for (unsigned i = 0; i < fmt::shadowed_count; ++i)

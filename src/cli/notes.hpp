@@ -48,6 +48,10 @@ inline std::string incomplete_text(const analyze::analysis& a) {
   if (a.running) {
     text = "the program is still running (pid " + std::to_string(a.process.pid) +
            "): its events after the last block written are missing";
+  } else if (a.stopped) {
+    text = "the recorder stopped writing the trace (" + *a.stopped +
+           "), and the program ran on untraced: its events after the last block written are "
+           "missing";
   } else if (a.crash && !a.crash->ended) {
     const analyze::crash_info& c = *a.crash;
     text = "the program was killed by signal " + std::to_string(c.signal) + " (" + c.signal_name() +

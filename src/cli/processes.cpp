@@ -44,6 +44,7 @@ process_row row_of(const std::string& file) {
     r.complete = a.complete;
     r.running = a.running;
     r.exec_path = a.exec_path;
+    if (a.stopped) r.stopped = *a.stopped;
     if (a.crash) {
       r.signal = a.crash->signal;
       r.signal_ended = a.crash->ended;
@@ -119,6 +120,7 @@ std::string process_row::ended() const {
   if (complete) return exec_path.empty() ? "exit" : "exec";
   // Read up to damage before any end: whether the process finished cannot be told.
   if (!truncation.empty()) return "damaged";
+  if (stopped) return "stopped";
   return running ? "running" : "killed";
 }
 
@@ -426,6 +428,7 @@ void write_processes_json(std::ostream& out, const std::string& first,
         << (r.exec_path.empty() ? "null" : report::json_string(r.exec_path)) << ", \"signal\": "
         << (r.signal != 0 ? report::json_string(signal_text(r.signal)) : std::string("null"))
         << ", \"damaged\": " << (r.truncation.empty() ? "null" : report::json_string(r.truncation))
+        << ", \"stopped\": " << (r.stopped ? report::json_string(*r.stopped) : std::string("null"))
         << ", \"threads\": " << r.threads
         << ", \"run_time_seconds\": " << report::fixed(r.run_time_seconds, 6)
         << ", \"allocations\": " << r.totals.allocations << ", \"frees\": " << r.totals.frees

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,12 @@ struct process_row {
   double run_time_seconds = 0;
   bool complete = false;
   bool running = false;
-  std::string exec_path;      // the image ended by exec
-  int signal = 0;             // the recorder's crash handler saw this signal
-  bool signal_ended = false;  // a signal sent to end it (SIGTERM, ...): the trace is whole
-  std::string truncation;     // damaged: read up to here
-  /// "exit", "exec", "crash", "signal", "killed", "running", "unreadable".
+  std::string exec_path;               // the image ended by exec
+  int signal = 0;                      // the recorder's crash handler saw this signal
+  bool signal_ended = false;           // a signal sent to end it (SIGTERM, ...): the trace is whole
+  std::string truncation;              // damaged: read up to here
+  std::optional<std::string> stopped;  // the recorder stopped writing, for this reason
+  /// "exit", "exec", "crash", "signal", "killed", "running", "stopped", "damaged", "unreadable".
   std::string ended() const;
 };
 

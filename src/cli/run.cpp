@@ -570,6 +570,8 @@ int run_main(int argc, char** argv) {
     std::string what;
     if (files.empty()) {
       what = "no trace was written";
+    } else if (recorder_error && !crash.seen && !ended_whole) {
+      what = "the recorder had stopped writing its trace before (its message is above)";
     } else if (ended_whole && ended_lost == 0) {
       what = "the recorder wrote every thread's events up to the signal: no event is missing";
     } else if (ended_whole) {

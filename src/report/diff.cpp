@@ -331,14 +331,15 @@ void write_diff_text(std::ostream& out, const analysis& before, const analysis& 
   row(out, "allocations per second", thousands(static_cast<std::uint64_t>(per_second(before))),
       thousands(static_cast<std::uint64_t>(per_second(after))),
       change_words(per_second(before), per_second(after), "lower", "higher"));
-  if (!before.truncation.empty() || !before.complete)
-    out << "\nbefore: the trace is "
-        << (before.truncation.empty() ? "of a process that did not finish" : "damaged")
+  for (const analysis* t : {&before, &after}) {
+    if (t->truncation.empty() && t->complete) continue;
+    out << '\n'
+        << (t == &before ? "before" : "after") << ": the trace is "
+        << (!t->truncation.empty() ? "damaged"
+            : t->stopped ? "one the recorder stopped writing (" + terminal_text(*t->stopped) + ")"
+                         : std::string("of a process that did not finish"))
         << ": counts are up to its last good block\n";
-  if (!after.truncation.empty() || !after.complete)
-    out << "\nafter: the trace is "
-        << (after.truncation.empty() ? "of a process that did not finish" : "damaged")
-        << ": counts are up to its last good block\n";
+  }
 
   // How the sites were matched, and how many changed.
   std::array<std::size_t, 5> by_kind{};

@@ -234,7 +234,8 @@ void write_json(std::ostream& out, const analysis& a, const report_options& ro) 
   out << "]},\n";
   out << "  \"complete\": " << (a.complete ? "true" : "false") << ",\n";
   if (a.running) out << "  \"running\": true,\n";  // only then: the golden files stay as they are
-  if (!a.exec_path.empty()) {                      // only then, as "running"
+  if (a.stopped) out << "  \"stopped\": {\"reason\": " << json_string(*a.stopped) << "},\n";
+  if (!a.exec_path.empty()) {  // only then, as "running"
     out << "  \"exec\": {\"path\": " << json_string(a.exec_path)
         << ", \"trace\": " << (ro.exec_trace.empty() ? "null" : json_string(ro.exec_trace))
         << "},\n";

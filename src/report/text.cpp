@@ -209,7 +209,11 @@ void line(std::ostream& out, std::string_view label, const std::string& value,
 // crashed, or left by the exit_group system call (Go's runtime ends a program so), which runs
 // nothing the recorder sees.
 void write_unfinished(std::ostream& out, const analysis& a) {
-  if (a.running)
+  if (a.stopped)
+    out << "\nthe recorder stopped: it could not write the trace (" << terminal_text(*a.stopped)
+        << "), and the program ran on untraced: counts are up to the last block written, and "
+           "the blocks live then count as leaked\n";
+  else if (a.running)
     out << "\nthe program is still running (pid " << a.process.pid
         << "); the trace so far: counts are up to the last block written\n";
   else

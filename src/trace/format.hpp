@@ -1,4 +1,4 @@
-// The lowalloc trace file format, version 9: constants shared by the recorder and the reader.
+// The lowalloc trace file format, version 10: constants shared by the recorder and the reader.
 // docs/trace-format.md describes every field.
 #ifndef LOWALLOC_SRC_TRACE_FORMAT_HPP
 #define LOWALLOC_SRC_TRACE_FORMAT_HPP
@@ -8,11 +8,12 @@
 namespace lowalloc::trace_format {
 
 inline constexpr char file_magic[8] = {'L', 'O', 'W', 'A', 'L', 'L', 'O', 'C'};
-inline constexpr std::uint16_t version = 9;
+inline constexpr std::uint16_t version = 10;
 // Up to version 5 stack ids are a stream's (RESET voids them), from version 6 the process's (no
 // RESET); from version 7 an ORDERS record gives the order of each FREE and ADDRESSES entry; from
 // version 8 a SHADOWED record names the allocation functions the recorder could not hook; from
-// version 9 a FREE_KEPT names its ordinal from one of the block's recent ones (FREE_KEPT_FROM).
+// version 9 a FREE_KEPT names its ordinal from one of the block's recent ones (FREE_KEPT_FROM);
+// from version 10 a STOPPED record says the recorder stopped writing, and why.
 // Version 1 lacks LIVE, STACK_SHARED, FREE_KEPT and KEPT; version 2 lacks CRASH and MODULE_ID;
 // versions 1 to 3 carry the dt of ALLOC, FREE, FREE_LOCAL and FREE_KEPT in the record itself;
 // version 4 in a TICK record before the event; from version 5 a block's tick section, after its
@@ -54,6 +55,7 @@ enum tag : std::uint8_t {
   tag_tick = 0x22,
   tag_orders = 0x23,
   tag_shadowed = 0x24,
+  tag_stopped = 0x25,         // version 10
   tag_free_kept_from = 0x28,  // 0x28..0x2F (version 9), low 3 bits: the anchor
 };
 

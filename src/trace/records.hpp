@@ -204,6 +204,16 @@ struct shadowed_record {
   std::string_view path;
 };
 
+/// STOPPED (version 10): the recorder could not write the trace any more (`reason`: the system's
+/// words, "No space left on device") and stopped; the program ran on untraced. The last record
+/// of the file: the block being written when the write failed was cut off, and no event after
+/// this one is in the trace.
+struct stopped_record {
+  static constexpr std::uint8_t tag = tag_stopped;
+  std::uint64_t dt = 0;
+  std::string_view reason;
+};
+
 /// FREE_KEPT: frees the allocation with stream ordinal `ordinal` (the count of the stream's ALLOC
 /// records before it), kept by a block that listed it in no ADDRESSES (KEPT). Written as a
 /// delta from the block's previous FREE_KEPT ordinal (tag_free_kept), or from version 9 from one
@@ -576,6 +586,13 @@ inline unsigned char* encode(unsigned char* p, const shadowed_record& r,
   *p++ = shadowed_record::tag;
   p = put_varint(p, r.functions);
   return put_string(p, r.path.data(), r.path.size(), path_cap);
+}
+
+inline unsigned char* encode(unsigned char* p, const stopped_record& r,
+                             std::size_t reason_cap) noexcept {
+  *p++ = stopped_record::tag;
+  p = put_varint(p, r.dt);
+  return put_string(p, r.reason.data(), r.reason.size(), reason_cap);
 }
 
 /// The fixed fields; then `r.threads` encode(p, crash_thread) calls.
@@ -1057,6 +1074,13 @@ std::uint8_t decode_record(Reader& r, block_decoding& b, Visitor&& visit) {
       if (rec.functions == 0 || rec.functions >> shadowed_count != 0)
         r.fail("a SHADOWED record names no function, or one past the last known");
       rec.path = r.string();
+      visit(rec);
+      break;
+    }
+    case tag_stopped: {
+      stopped_record rec;
+      rec.dt = r.varint();
+      rec.reason = r.string();
       visit(rec);
       break;
     }

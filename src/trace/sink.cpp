@@ -2,9 +2,11 @@
 #include "trace/sink.hpp"
 
 #include "trace/block.hpp"
+#include "trace/clock.hpp"
 #include "trace/config.hpp"
 #include "trace/format.hpp"
 #include "trace/os.hpp"
+#include "trace/records.hpp"
 #include "trace/thread_state.hpp"
 
 #include <fcntl.h>
@@ -35,6 +37,11 @@ int trace_fd = -1;
 dev_t trace_dev = 0;
 ino_t trace_ino = 0;
 std::uint64_t trace_written = 0;
+// The file's length up to the end of its last whole block (or of its header), and the stream of
+// the block being written or last written: a write that fails cuts the file back to whole blocks
+// and ends it with STOPPED in that stream (end_stopped).
+std::uint64_t trace_whole = 0;
+std::uint32_t trace_stream = 0;
 pthread_mutex_t file_mutex = PTHREAD_MUTEX_INITIALIZER;  // compression context and writes
 ZSTD_CCtx* cctx = nullptr;
 unsigned char* compress_buffer = nullptr;
@@ -152,6 +159,70 @@ void release_trace_fd() {
   trace_fd = -1;
 }
 
+void put_u32(unsigned char* p, std::uint32_t v) {
+  p[0] = static_cast<unsigned char>(v);
+  p[1] = static_cast<unsigned char>(v >> 8);
+  p[2] = static_cast<unsigned char>(v >> 16);
+  p[3] = static_cast<unsigned char>(v >> 24);
+}
+
+// A block stored without compression: its header, then a zstd frame (RFC 8878) of `pieces` raw
+// blocks holding `size` bytes: magic, a descriptor for a single segment with a 4-byte content
+// size, then each raw block under a 3-byte header (raw_piece_head).
+constexpr std::size_t raw_head_size = fmt::block_header_size + 9;
+constexpr std::size_t max_raw_piece = 128 * 1024;
+
+void raw_head(unsigned char* head, std::size_t size, std::size_t pieces, std::uint32_t stream) {
+  put_u32(head, fmt::block_magic);
+  put_u32(head + 4, static_cast<std::uint32_t>(9 + pieces * 3 + size));
+  put_u32(head + 8, static_cast<std::uint32_t>(size));
+  put_u32(head + 12, stream);
+  put_u32(head + 16, 0xFD2FB528u);
+  head[20] = 0xA0;  // content size in 4 bytes, single segment, no checksum, no dictionary
+  put_u32(head + 21, static_cast<std::uint32_t>(size));
+}
+
+void raw_piece_head(unsigned char* p, std::size_t n, bool last) {
+  const std::uint32_t block = (last ? 1u : 0u) | static_cast<std::uint32_t>(n) << 3;
+  p[0] = static_cast<unsigned char>(block);
+  p[1] = static_cast<unsigned char>(block >> 8);
+  p[2] = static_cast<unsigned char>(block >> 16);
+}
+
+// A write of the trace failed (a full disk, a file size limit, an I/O error): the file is cut
+// back to its last whole block, where a reader would otherwise find a block cut short and call
+// the trace damaged, and ends with a STOPPED record that says when and why, in the stream of the
+// block that failed. The cut frees at least the STOPPED block's room on a full disk; a write
+// that fails even so is cut off too, and the file ends as a killed process's does.
+void end_stopped(const char* why) {
+  struct stat st;
+  if (trace_stream == 0 || trace_whole < fmt::file_header_size || trace_fd < 0 ||
+      fstat(trace_fd, &st) != 0 || st.st_dev != trace_dev || st.st_ino != trace_ino ||
+      st.st_nlink == 0)
+    return;
+  if (trace_written != trace_whole && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0)
+    return;
+  trace_written = trace_whole;
+  unsigned char block[raw_head_size + 3 + 512];
+  unsigned char* payload = block + raw_head_size + 3;
+  unsigned char* p = payload;
+  p = fmt::encode(p, fmt::time_record{stamp_now(), monotonic_ns()});
+  p = fmt::encode(p, fmt::stopped_record{0, why}, 300);
+  p = fmt::encode_ticks(p, nullptr, nullptr, 0);
+  const auto size = static_cast<std::size_t>(p - payload);
+  raw_head(block, size, 1, trace_stream);
+  raw_piece_head(block + raw_head_size, size, true);
+  const std::size_t total = raw_head_size + 3 + size;
+  ssize_t w;
+  do w = pwrite(trace_fd, block, total, static_cast<off_t>(trace_whole));
+  while (w < 0 && errno == EINTR);
+  if (w == static_cast<ssize_t>(total)) {
+    trace_written = trace_whole = trace_whole + total;
+  } else if (w > 0 && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0) {
+    trace_written += static_cast<std::uint64_t>(w);
+  }
+}
+
 void stop_tracing(const char* why) {
   tracing.store(false, std::memory_order_relaxed);
   char text[4200];
@@ -159,6 +230,7 @@ void stop_tracing(const char* why) {
                 trace_path, why);
   say(text);
   manifest("error", text);
+  end_stopped(why);
   release_trace_fd();
 }
 
@@ -222,13 +294,6 @@ bool write_bytes(const void* data, std::size_t n) {
   return true;
 }
 
-void put_u32(unsigned char* p, std::uint32_t v) {
-  p[0] = static_cast<unsigned char>(v);
-  p[1] = static_cast<unsigned char>(v >> 8);
-  p[2] = static_cast<unsigned char>(v >> 16);
-  p[3] = static_cast<unsigned char>(v >> 24);
-}
-
 // Compresses one raw block and appends it to the file. Called with file_mutex held. `stays`: the
 // block is not written over before the stream's next one is compressed; returns whether the
 // block is now the stream's prefix where it lies (remember_block).
@@ -255,6 +320,7 @@ bool write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   put_u32(header + 4, static_cast<std::uint32_t>(n));
   put_u32(header + 8, static_cast<std::uint32_t>(size));
   put_u32(header + 12, prefixed ? stream | fmt::stream_prefixed : stream);
+  trace_stream = stream;
   if (!trace_fd_checked()) return false;
   iovec parts[2] = {{header, sizeof header}, {compress_buffer, n}};
   ssize_t total = static_cast<ssize_t>(sizeof header + n);
@@ -262,17 +328,17 @@ bool write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   do w = writev(trace_fd, parts, 2);
   while (w < 0 && errno == EINTR);
   if (w > 0) trace_written += static_cast<std::uint64_t>(w);
-  if (w == total) return remember_block(slot, data, size, n, stream, stays);
+  bool whole = w == total;
   if (w < 0)
     stop_tracing(std::strerror(errno));
-  else if (w >= static_cast<ssize_t>(sizeof header)) {
-    if (write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
-                    static_cast<std::size_t>(total - w)))
-      return remember_block(slot, data, size, n, stream, stays);
-  } else {
+  else if (w >= static_cast<ssize_t>(sizeof header) && !whole)
+    whole = write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
+                        static_cast<std::size_t>(total - w));
+  else if (!whole)
     stop_tracing("short write");
-  }
-  return false;
+  if (!whole) return false;
+  trace_whole = trace_written;
+  return remember_block(slot, data, size, n, stream, stays);
 }
 
 // The writer thread. Each thread has two buffers: it fills one while the writer writes the
@@ -468,6 +534,8 @@ bool open_trace_file() {
   header[10] = static_cast<unsigned char>(fmt::file_header_size & 0xff);
   header[11] = static_cast<unsigned char>(fmt::file_header_size >> 8);
   if (!write_bytes(header, sizeof header)) return false;
+  trace_whole = trace_written;
+  trace_stream = 0;
   manifest("file", trace_path);
   manifest_trace_open();
   return true;
@@ -622,30 +690,20 @@ void crash_write_block(const unsigned char* data, std::size_t size, std::uint32_
   // Stored alone: a later block of the stream (none is expected) would have no prefix.
   const std::size_t slot = prefix_slot_of(stream);
   if (slot != prefix_slots) prefixes[slot].stream = 0;
-  // A zstd frame (RFC 8878): magic, a descriptor for a single segment with a 4-byte content
-  // size, then raw blocks of at most 128 KiB, each under a 3-byte header.
-  constexpr std::size_t max_raw = 128 * 1024;
-  const std::size_t pieces = size == 0 ? 1 : (size + max_raw - 1) / max_raw;
-  const std::size_t frame = 9 + pieces * 3 + size;
-  unsigned char head[fmt::block_header_size + 9];
-  put_u32(head, fmt::block_magic);
-  put_u32(head + 4, static_cast<std::uint32_t>(frame));
-  put_u32(head + 8, static_cast<std::uint32_t>(size));
-  put_u32(head + 12, stream);
-  put_u32(head + 16, 0xFD2FB528u);
-  head[20] = 0xA0;  // content size in 4 bytes, single segment, no checksum, no dictionary
-  put_u32(head + 21, static_cast<std::uint32_t>(size));
+  const std::size_t pieces = size == 0 ? 1 : (size + max_raw_piece - 1) / max_raw_piece;
+  unsigned char head[raw_head_size];
+  raw_head(head, size, pieces, stream);
+  trace_stream = stream;
   if (!write_bytes(head, sizeof head)) return;
   std::size_t done = 0;
   for (std::size_t k = 0; k < pieces; ++k) {
-    const std::size_t n = size - done < max_raw ? size - done : max_raw;
-    const std::uint32_t block = (k + 1 == pieces ? 1u : 0u) | static_cast<std::uint32_t>(n) << 3;
-    const unsigned char block_header[3] = {static_cast<unsigned char>(block),
-                                           static_cast<unsigned char>(block >> 8),
-                                           static_cast<unsigned char>(block >> 16)};
-    if (!write_bytes(block_header, 3) || (n != 0 && !write_bytes(data + done, n))) return;
+    const std::size_t n = size - done < max_raw_piece ? size - done : max_raw_piece;
+    unsigned char piece_head[3];
+    raw_piece_head(piece_head, n, k + 1 == pieces);
+    if (!write_bytes(piece_head, 3) || (n != 0 && !write_bytes(data + done, n))) return;
     done += n;
   }
+  trace_whole = trace_written;
 }
 
 void crash_release_file() { pthread_mutex_unlock(&file_mutex); }

@@ -111,10 +111,10 @@ TEST(Errors, AnEndlessStreamThatIsNotATraceIsRefusedAtItsStart) {
 }
 
 TEST(Errors, UnknownVersion) {
-  trace_writer w(10);
+  trace_writer w(11);
   two_good_blocks(w);
   const std::string m = error_of(w.file());
-  EXPECT_TRUE(contains(m, "trace format version 10; this lowalloc reads versions 1 to 9"));
+  EXPECT_TRUE(contains(m, "trace format version 11; this lowalloc reads versions 1 to 10"));
   trace_writer w0(0);
   two_good_blocks(w0);
   EXPECT_TRUE(contains(error_of(w0.file()), "trace format version 0;"));

@@ -183,6 +183,7 @@ struct recorder_of_fields {
   void operator()(const fmt::end_record& r) { add("end", r.dt); }
   void operator()(const fmt::exec_record& r) { add("exec", r.dt, r.path); }
   void operator()(const fmt::shadowed_record& r) { add("shadowed", r.functions, r.path); }
+  void operator()(const fmt::stopped_record& r) { add("stopped", r.dt, r.reason); }
   template <class Items>
   void operator()(const fmt::addresses_record& r, Items& entries) {
     std::ostringstream s;
@@ -243,7 +244,7 @@ std::vector<std::string> decode_all(const std::string& payload,
 // From format version 6 an ALLOC's stack id is the difference from the block's previous ALLOC's
 // (the first's from 0): both encoders write it so, and it decodes to the ids.
 TEST(Records, Version6AllocsNameTheirStacksByDifferences) {
-  EXPECT_EQ(fmt::version, 9);
+  EXPECT_EQ(fmt::version, 10);
   std::vector<unsigned char> buf(256);
   unsigned char* p = buf.data();
   fmt::block_encoding block;
@@ -471,11 +472,33 @@ TEST(Records, Version7BlocksEndWithTheOrdersOfTheirFreesAndListedAllocations) {
                          "an ORDERS record in a trace of format version 6 or older"));
 }
 
+// STOPPED (version 10): when the recorder stopped, and why in the system's words; the reason is
+// cut to the cap the recorder gives it.
+TEST(Records, StoppedSaysWhenAndWhy) {
+  EXPECT_EQ(fmt::tag_stopped, 0x25);
+  std::vector<unsigned char> buf(64);
+  unsigned char* p =
+      fmt::encode(buf.data(), fmt::stopped_record{3, "No space left on device"}, 4096);
+  const std::string payload(reinterpret_cast<const char*>(buf.data()),
+                            static_cast<std::size_t>(p - buf.data()));
+  trace_writer w(10);
+  w.begin_block(1).stopped(3, "No space left on device");
+  EXPECT_EQ(payload, w.payload());
+  EXPECT_EQ(decode_all(payload + w.tick_section(), 10),
+            std::vector<std::string>{"stopped 3 No space left on device"});
+  p = fmt::encode(buf.data(), fmt::stopped_record{0, "No space left on device"}, 8);
+  EXPECT_EQ(decode_all(std::string(reinterpret_cast<const char*>(buf.data()),
+                                   static_cast<std::size_t>(p - buf.data())) +
+                           w.tick_section(),
+                       10),
+            std::vector<std::string>{"stopped 0 No space"});
+}
+
 // Format version 4: an event's dt is a TICK record before it when not 0; from version 5 the
 // block's tick section lists them. Both decode to the events of the version 3 encoding of the same
 // block, and the encoders write what the writer writes.
 TEST(Records, TicksDecodeToTheEventsOfVersion3) {
-  EXPECT_EQ(fmt::version, 9);
+  EXPECT_EQ(fmt::version, 10);
   EXPECT_EQ(fmt::tag_tick, 0x22);
   const auto block = [](trace_writer& w) {
     w.begin_block(1).time(100, 5);

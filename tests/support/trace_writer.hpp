@@ -400,6 +400,13 @@ class trace_writer {
     put_varint(payload_, dt(t));
     return *this;
   }
+  /// STOPPED (version 10) at time t: the recorder could not write any more, for `reason`.
+  trace_writer& stopped(std::uint64_t t, const std::string& reason) {
+    payload_ += static_cast<char>(lowalloc::trace_format::tag_stopped);
+    put_varint(payload_, dt(t));
+    put_string(payload_, reason);
+    return *this;
+  }
   /// SHADOWED (version 8): the functions of mask `functions` are defined by `path`, ahead of the
   /// recorder.
   trace_writer& shadowed(std::uint64_t functions, const std::string& path) {

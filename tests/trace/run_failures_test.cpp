@@ -371,11 +371,48 @@ TEST_F(run_failures, a_writable_output_is_left_as_it_was_when_the_program_does_n
 
 // ---------------------------------------------------------------------------------------------
 // A write failure during the run: the recorder stops, and `lowalloc run` exits 125 though the
-// program succeeded, giving the program's own status.
+// program succeeded, giving the program's own status. The file is cut back to its last whole
+// block and ends with STOPPED: a reader finds no damage, and says why the trace stops.
 
 void expect_incomplete_trace(const command_result& r, const std::string& output,
                              const std::string& reason, const std::string& program_status) {
   EXPECT_EQ(r.status, 125) << r.err;
+  try {
+    analyze::options opts;
+    opts.symbolize = false;
+    const analyze::analysis a = analyze::analyze_file(output, opts);
+    EXPECT_EQ(a.truncation, "");
+    EXPECT_EQ(a.stopped.value_or("(not stopped)"), reason);
+    EXPECT_FALSE(a.complete);
+    EXPECT_FALSE(a.running);
+    EXPECT_GT(a.totals.allocations, 0u);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  const command_result report =
+      run_command({lowalloc_cli, "report", "--top", "0", output}, fs::temp_directory_path());
+  EXPECT_EQ(report.status, 0) << report.err;
+  EXPECT_TRUE(contains(report.out, "\nthe recorder stopped: it could not write the trace (" +
+                                       reason + "), and the program ran on untraced"))
+      << report.out;
+  EXPECT_FALSE(contains(report.out, "damaged")) << report.out;
+  EXPECT_FALSE(contains(report.out, "did not finish")) << report.out;
+  const command_result json =
+      run_command({lowalloc_cli, "report", "--format", "json", output}, fs::temp_directory_path());
+  EXPECT_TRUE(contains(json.out, "\n  \"stopped\": {\"reason\": \"" + reason + "\"},\n"))
+      << json.out;
+  const command_result processes =
+      run_command({lowalloc_cli, "report", "--processes", output}, fs::temp_directory_path());
+  EXPECT_TRUE(contains(processes.out, "  stopped  " + output)) << processes.out;
+  const command_result check =
+      run_command({lowalloc_cli, "check", "--max-allocations", "1000000000", output},
+                  fs::temp_directory_path());
+  EXPECT_EQ(check.status, 2) << check.err;
+  EXPECT_TRUE(contains(check.err,
+                       "the trace is incomplete: the recorder stopped writing the "
+                       "trace (" +
+                           reason + "), and the program ran on untraced"))
+      << check.err;
   EXPECT_TRUE(contains(r.err, "lowalloc: cannot write the trace to " + output + ": " + reason +
                                   "; the program runs on untraced\n"))
       << r.err;
@@ -400,6 +437,13 @@ TEST_F(run_failures, a_file_size_limit_reached_during_the_run_exits_125) {
                             end == std::string("exit")
                                 ? "exited with status 0"
                                 : "was killed by signal 11 (Segmentation fault)");
+    if (end == std::string("segv")) {  // not "could not write the events of each thread's last"
+      EXPECT_TRUE(contains(r.err, "lowalloc run: " + program("crash") +
+                                      " was killed by signal 11 (Segmentation fault); the "
+                                      "recorder had stopped writing its trace before (its "
+                                      "message is above)\n"))
+          << r.err;
+    }
     EXPECT_LE(fs::file_size(output), 8192u);
   }
 }
