@@ -500,7 +500,12 @@ int run_main(int argc, char** argv) {
   // line is "forked PID".
   std::set<long long> unwritten;
   std::set<long long> interrupted;  // _exit in a signal handler found the recorder busy
-  bool ended_whole = false;  // the program's own process: its trace has its end after the signal
+  // Traces the recorder could not write any more ("stopped PID REMOVED" after its "error" line):
+  // with a file that ends early (STOPPED), or removed by the recorder (no whole block in it),
+  // or never made (a fork child's, whose file comes with its first block).
+  std::size_t stopped_with_file = 0, stopped_without_file = 0;
+  std::set<long long> removed;  // the processes whose file the recorder removed
+  bool ended_whole = false;     // the program's own process: its trace has its end after the signal
   unsigned long long ended_lost = 0;  // events the recorder could not record
   {
     std::ifstream in(manifest);
@@ -514,6 +519,13 @@ int run_main(int argc, char** argv) {
         unwritten.erase(trace_pid);
       }
       if (std::sscanf(line.c_str(), "closed %lld", &trace_pid) == 1) {
+        open_traces.erase(trace_pid);
+        unwritten.erase(trace_pid);
+      }
+      if (int gone = 0; std::sscanf(line.c_str(), "stopped %lld %d", &trace_pid, &gone) == 2) {
+        const bool kept = open_traces.count(trace_pid) != 0 && gone == 0;
+        ++(kept ? stopped_with_file : stopped_without_file);
+        if (gone != 0) removed.insert(trace_pid);
         open_traces.erase(trace_pid);
         unwritten.erase(trace_pid);
       }
@@ -622,14 +634,27 @@ int run_main(int argc, char** argv) {
   }
   // The one trace removed while the program ran (the recorder said so if it wrote again after):
   // nothing of it is left, which is a trace not written completely.
+  // The recorder removes a file it could not write one whole block to: such a file is no trace.
   struct stat trace_stat;
-  const bool trace_removed = files.size() == 1 && stat(files.front().c_str(), &trace_stat) != 0;
-  if (files.empty()) {
-    if (!recorder_error)
+  const bool only_removed_by_recorder = files.size() == 1 && removed.size() == 1;
+  const bool trace_removed = files.size() == 1 && !only_removed_by_recorder &&
+                             stat(files.front().c_str(), &trace_stat) != 0;
+  const std::size_t files_left =
+      static_cast<std::size_t>(std::count_if(files.begin(), files.end(), [](const std::string& f) {
+        return access(f.c_str(), F_OK) == 0;
+      }));
+  if (files.empty() || only_removed_by_recorder) {
+    if (only_removed_by_recorder && !opt.quiet)
       std::fprintf(stderr,
-                   "lowalloc run: no trace was written: %s did not load the recorder (a setuid "
-                   "program, or one that clears LD_PRELOAD?)\n",
-                   opt.program[0]);
+                   "lowalloc run: no trace: the recorder could not write a whole block to %s, "
+                   "and removed it (its message is above)\n",
+                   files.front().c_str());
+    if (!recorder_error)
+      if (!recorder_error)
+        std::fprintf(stderr,
+                     "lowalloc run: no trace was written: %s did not load the recorder (a setuid "
+                     "program, or one that clears LD_PRELOAD?)\n",
+                     opt.program[0]);
   } else if (!opt.quiet) {
     if (trace_removed) {
       std::fprintf(stderr, "lowalloc run: no trace: %s was removed while %s ran\n",
@@ -649,10 +674,31 @@ int run_main(int argc, char** argv) {
       std::fprintf(stderr,
                    "lowalloc run: %zu traces written, one per process: %s and %s.PID for the "
                    "processes %s started\n",
-                   files.size(), first.c_str(), first.c_str(), opt.program[0]);
+                   files_left, first.c_str(), first.c_str(), opt.program[0]);
       std::fprintf(stderr, "lowalloc run: list them with: lowalloc report --processes %s\n",
                    first.c_str());
       std::fprintf(stderr, "lowalloc run: read one with: lowalloc report FILE\n");
+    }
+    if (stopped_with_file + stopped_without_file > 1 || files.size() > 1) {
+      // Said once for all: a build on a full disk stops hundreds of processes' traces.
+      const auto of = [](std::size_t n) { return n == 1 ? " process" : " processes"; };
+      const std::size_t n = stopped_with_file + stopped_without_file;
+      std::string which;
+      if (stopped_without_file == 0)
+        which = n == 1 ? "its trace ends where the writing failed"
+                       : "each trace ends where the writing failed";
+      else if (stopped_with_file == 0)
+        which = n == 1 ? "it has no trace" : "none of them has a trace";
+      else
+        which = std::to_string(stopped_with_file) +
+                (stopped_with_file == 1 ? " trace ends" : " traces end") +
+                " where the writing failed, " + std::to_string(stopped_without_file) +
+                (stopped_without_file == 1 ? " process has none" : " processes have none");
+      if (n != 0)
+        std::fprintf(stderr,
+                     "lowalloc run: the recorder could not write the traces of %zu%s (its "
+                     "messages are above): %s\n",
+                     n, of(n), which.c_str());
     }
     if (script && !opt.follow_exec)
       std::fprintf(stderr,

@@ -193,15 +193,20 @@ void raw_piece_head(unsigned char* p, std::size_t n, bool last) {
 // back to its last whole block, where a reader would otherwise find a block cut short and call
 // the trace damaged, and ends with a STOPPED record that says when and why, in the stream of the
 // block that failed. The cut frees at least the STOPPED block's room on a full disk; a write
-// that fails even so is cut off too, and the file ends as a killed process's does.
-void end_stopped(const char* why) {
+// that fails even so is cut off too, and the file ends as a killed process's does. A file with
+// no whole block holds no event: it is removed (a build under --follow-exec on a full disk would
+// leave one per process), and true returned.
+bool end_stopped(const char* why) {
   struct stat st;
-  if (trace_stream == 0 || trace_whole < fmt::file_header_size || trace_fd < 0 ||
-      fstat(trace_fd, &st) != 0 || st.st_dev != trace_dev || st.st_ino != trace_ino ||
-      st.st_nlink == 0)
-    return;
+  if (trace_fd < 0 || fstat(trace_fd, &st) != 0 || st.st_dev != trace_dev ||
+      st.st_ino != trace_ino || st.st_nlink == 0)
+    return false;
+  if (trace_whole <= fmt::file_header_size || trace_stream == 0) {
+    unlink(trace_path);
+    return true;
+  }
   if (trace_written != trace_whole && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0)
-    return;
+    return false;
   trace_written = trace_whole;
   unsigned char block[raw_head_size + 3 + 512];
   unsigned char* payload = block + raw_head_size + 3;
@@ -221,6 +226,7 @@ void end_stopped(const char* why) {
   } else if (w > 0 && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0) {
     trace_written += static_cast<std::uint64_t>(w);
   }
+  return false;
 }
 
 void stop_tracing(const char* why) {
@@ -230,7 +236,7 @@ void stop_tracing(const char* why) {
                 trace_path, why);
   say(text);
   manifest("error", text);
-  end_stopped(why);
+  manifest_trace_stopped(end_stopped(why));
   release_trace_fd();
 }
 
@@ -438,6 +444,11 @@ void manifest_trace_closed() {
   manifest_numbers("closed", &pid, 1);
 }
 
+void manifest_trace_stopped(bool removed) {
+  const std::uint64_t fields[2] = {static_cast<std::uint64_t>(getpid()), removed ? 1u : 0u};
+  manifest_numbers("stopped", fields, 2);
+}
+
 void manifest_trace_forked() {
   const std::uint64_t pid = static_cast<std::uint64_t>(getpid());
   manifest_numbers("forked", &pid, 1);
@@ -512,6 +523,7 @@ bool open_trace_file() {
         "longer than 4,095 bytes; the program runs on untraced";
     say(why);
     manifest("error", why);
+    manifest_trace_stopped(false);
     return false;
   }
   int fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -533,9 +545,10 @@ bool open_trace_file() {
   header[9] = static_cast<unsigned char>(fmt::version >> 8);
   header[10] = static_cast<unsigned char>(fmt::file_header_size & 0xff);
   header[11] = static_cast<unsigned char>(fmt::file_header_size >> 8);
-  if (!write_bytes(header, sizeof header)) return false;
-  trace_whole = trace_written;
+  trace_whole = 0;
   trace_stream = 0;
+  if (!write_bytes(header, sizeof header)) return false;  // (and the file removed: end_stopped)
+  trace_whole = trace_written;
   manifest("file", trace_path);
   manifest_trace_open();
   return true;

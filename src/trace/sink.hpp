@@ -34,6 +34,9 @@ void manifest_trace_forked();
 // "interrupted PID": the process ends in a signal handler that interrupted the recorder, which
 // then writes nothing more (lifecycle.cpp, finish_process).
 void manifest_trace_interrupted();
+// "stopped PID REMOVED": this process's trace could not be written any more (after its "error"
+// line); REMOVED 1: its file held no whole block, and the recorder removed it.
+void manifest_trace_stopped(bool removed);
 
 // The file of this image: `path` itself, or `base.PID` (`base.PID.K` if that exists: an exec'd
 // image keeps its pid).

@@ -460,6 +460,79 @@ TEST_F(run_failures, a_full_file_system_during_the_run_exits_125) {
   expect_incomplete_trace(r, output, std::strerror(ENOSPC), "exited with status 0");
 }
 
+// A file that could not take one whole block holds no event: the recorder removes it, and `run`
+// says there is no trace. Before, an empty or header-only file was left.
+TEST_F(run_failures, a_file_size_limit_before_the_first_block_leaves_no_file) {
+  const std::string output = trace("tiny");
+  const command_result r = run_command(
+      {"/bin/sh", "-c", "ulimit -f 1 && exec \"$0\" run -o \"$1\" -- \"$2\" 100000 exit",
+       lowalloc_cli, output, program("crash")},
+      dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "lowalloc run: no trace: the recorder could not write a whole "
+                       "block to " +
+                           output + ", and removed it (its message is above)\n"))
+      << r.err;
+  EXPECT_FALSE(contains(r.err, "trace written")) << r.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+
+// A build under --follow-exec on a file system that fills up: every file left is a trace that
+// reads without damage (ended, or STOPPED), the summary counts the files there are and the
+// processes whose traces stopped, and no process that exited is said to have been killed. Before,
+// it said "10 traces written" of 37 files, 27 of them empty, and warned that processes whose
+// recorder had stopped were killed by SIGKILL.
+TEST_F(run_failures, a_file_system_filled_by_many_processes_is_summed_up) {
+  const fs::path small = dir_ / "small";
+  fs::create_directory(small);
+  if (mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  mounts_.push_back(small);
+  const std::string output = (small / "x.trace").string();
+  const command_result r =
+      run_command({lowalloc_cli, "run", "--follow-exec", "-o", output, "--", "/bin/sh", "-c",
+                   "for i in 1 2 3 4 5 6 7 8; do \"$0\" 100000 exit; done", program("crash")},
+                  dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  std::size_t files = 0, stopped = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(small)) {
+    ++files;
+    SCOPED_TRACE(e.path().string());
+    try {
+      analyze::options opts;
+      opts.symbolize = false;
+      const analyze::analysis a = analyze::analyze_file(e.path().string(), opts);
+      EXPECT_EQ(a.truncation, "");
+      EXPECT_TRUE(a.complete || a.stopped);
+      EXPECT_GT(a.totals.allocations, 0u);
+      if (a.stopped) ++stopped;
+    } catch (const std::exception& ex) {
+      ADD_FAILURE() << ex.what();
+    }
+  }
+  std::size_t messages = 0;
+  for (std::size_t at = 0;
+       (at = r.err.find("lowalloc: cannot write the trace to ", at)) != std::string::npos; ++at)
+    ++messages;
+  EXPECT_GE(messages, 2u) << r.err;  // the file system did fill up
+  EXPECT_TRUE(contains(r.err, "lowalloc run: " + std::to_string(files) +
+                                  " traces written, one per process: " + output))
+      << r.err;
+  const std::string kept = stopped == 1 ? "1 trace ends" : std::to_string(stopped) + " traces end";
+  const std::size_t none = messages - stopped;
+  EXPECT_TRUE(contains(
+      r.err, "lowalloc run: the recorder could not write the traces of " +
+                 std::to_string(messages) + " processes (its messages are above): " +
+                 (stopped == 0 ? std::string("none of them has a trace")
+                  : none == 0  ? std::string("each trace ends where the writing failed")
+                               : kept + " where the writing failed, " + std::to_string(none) +
+                                    (none == 1 ? " process has none" : " processes have none")) +
+                 "\n"))
+      << r.err;
+  EXPECT_FALSE(contains(r.err, "SIGKILL")) << r.err;
+}
+
 TEST_F(run_failures, a_trace_removed_during_the_run_exits_125) {
   // The program removes its trace after its first blocks (a clean-up of the directory): the
   // recorder's descriptor still took the writes, where no name reached them, and `run` said
