@@ -372,8 +372,12 @@ bool writer_stop = false;  // under writer_mutex: the writer exits once the queu
 pthread_t writer_thread;
 bool writer_started = false;  // start_writer() was called (once per process image or fork child)
 
+// How often the writer looks for threads that have been idle (write_idle_blocks).
+constexpr std::uint64_t idle_scan_ns = 500000000;
+
 void* writer_main(void*) {
   tls_guard = true;  // the writer's own allocations (zstd) are not the program's
+  std::uint64_t next_scan = monotonic_ns() + idle_scan_ns;
   pthread_mutex_lock(&writer_mutex);
   for (;;) {
     while (queue_head == queue_tail) {
@@ -381,7 +385,15 @@ void* writer_main(void*) {
         pthread_mutex_unlock(&writer_mutex);
         return nullptr;
       }
-      pthread_cond_wait(&writer_wake, &writer_mutex);
+      const timespec until{static_cast<time_t>(next_scan / 1000000000),
+                           static_cast<long>(next_scan % 1000000000)};
+      pthread_cond_clockwait(&writer_wake, &writer_mutex, CLOCK_MONOTONIC, &until);
+      if (monotonic_ns() >= next_scan && !writer_stop) {
+        pthread_mutex_unlock(&writer_mutex);
+        write_idle_blocks();
+        next_scan = monotonic_ns() + idle_scan_ns;
+        pthread_mutex_lock(&writer_mutex);
+      }
     }
     pending_block b = queue[queue_head % queue_capacity];
     ++queue_head;
@@ -660,6 +672,21 @@ void flush(thread_state* t, bool final_block) {
                         many_threads.load(std::memory_order_relaxed) &&
                         !closing.load(std::memory_order_relaxed)))
     publish_stacks(t->stacks, t->generation, t->clock);
+}
+
+bool write_idle_block(thread_state* t) {
+  pthread_mutex_lock(&writer_mutex);
+  const bool free = !t->busy[0] && !t->busy[1];
+  pthread_mutex_unlock(&writer_mutex);
+  if (!free || t->pos == 0) return false;
+  end_block(t);
+  pthread_mutex_lock(&file_mutex);
+  if (write_block(t->buffer, t->pos, t->stream))
+    t->buffer = t->buffer == t->buffers[0] ? t->buffers[1] : t->buffers[0];
+  pthread_mutex_unlock(&file_mutex);
+  t->pos = 0;
+  begin_block(t);
+  return true;
 }
 
 void wait_for_buffers(thread_state* t) {

@@ -65,6 +65,11 @@ void stop_writer();
 // one in the thread's other buffer unless `final_block`.
 void flush(thread_state* t, bool final_block);
 
+// From the writer thread, for a thread held outside its events (write_idle_blocks): ends its
+// block, writes it and begins the next. Nothing is done while one of its blocks is still with
+// the writer (the writer would wait for itself); false then.
+bool write_idle_block(thread_state* t);
+
 // Waits until neither of the thread's buffers is still being written (before unmapping them).
 void wait_for_buffers(thread_state* t);
 

@@ -363,6 +363,50 @@ void close_other_threads(thread_state* self, bool final) {
   // a program's threads after it has exited: not lost, not recorded.
 }
 
+bool wait_until_given_back(thread_state* t) {
+  while (t->taken.load(std::memory_order_acquire)) {
+    mark_inactive(t);
+    while (t->taken.load(std::memory_order_acquire)) sched_yield();
+    t->active.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  return !closing.load(std::memory_order_relaxed);
+}
+
+void write_idle_blocks() {
+  if (closing.load(std::memory_order_relaxed) || !tracing.load(std::memory_order_relaxed)) return;
+  // Not waited for: an exit closing the threads holds the list while it waits for the writer.
+  if (pthread_mutex_trylock(&live_mutex) != 0) return;
+  constexpr std::size_t most = 64;  // a round; the others at the next
+  thread_state* held[most];
+  std::size_t n = 0;
+  const std::uint64_t now = stamp_now();
+  // A first look without holding them (the fields may be changing): threads with events in
+  // their block and none for a while.
+  const auto idle = [now](thread_state* t) {
+    const std::uint64_t last = __atomic_load_n(&t->clock, __ATOMIC_RELAXED);
+    return (__atomic_load_n(&t->block_events, __ATOMIC_RELAXED) != 0 ||
+            __atomic_load_n(&t->pending_count, __ATOMIC_RELAXED) != 0) &&
+           now > last && now - last >= idle_flush_ticks;
+  };
+  for (thread_state* t = live_head; t != nullptr && n < most; t = t->next_live) {
+    if (!idle(t)) continue;
+    t->taken.store(true, std::memory_order_relaxed);
+    held[n++] = t;
+  }
+  if (n != 0) {
+    // Either a thread sees `taken` as it begins its next event, and waits, or its mark is seen
+    // here (as for `closing`, close_other_threads).
+    process_barrier();
+    for (std::size_t i = 0; i < n; ++i) {
+      thread_state* t = held[i];
+      if (!t->active.load(std::memory_order_acquire) && idle(t)) write_idle_block(t);
+      t->taken.store(false, std::memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&live_mutex);
+}
+
 void reopen_other_threads() {
   closing.store(false, std::memory_order_relaxed);
   lost_events.fetch_add(events_after_close.exchange(0, std::memory_order_relaxed),

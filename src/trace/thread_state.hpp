@@ -51,6 +51,9 @@ inline constexpr std::size_t trailer_bytes =
      trace_format::tick_section_bytes(tick_capacity) + 63) &
     ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
+// A thread with no event for this long has its block written by the writer thread
+// (write_idle_blocks).
+inline constexpr std::uint64_t idle_flush_ticks = flush_interval_ticks;
 // Frees of blocks from earlier blocks whose lookups in the kept table are under way (block.hpp,
 // record_free): the table is far larger than the caches, and a program that frees its blocks in
 // an order of their own (a tree torn down) missed at every take.
@@ -135,8 +138,12 @@ struct thread_state {
   unsigned other_next;
   unwind_cache* cache;
   const unsigned char* walk_sets;  // unwind_walk_sets(cache), for prefetch_walk_set
-  // Set by the thread around each event; read by the thread that closes the others at exit.
+  // Set by the thread around each event; read by the thread that closes the others at exit, and
+  // by the writer thread that writes an idle thread's block (write_idle_blocks).
   std::atomic<bool> active;
+  // Set by the writer thread while it may write this thread's block for it: the thread waits
+  // before its next event (mark_active).
+  std::atomic<bool> taken;
   thread_state* next_live;  // the list of live states, under live_mutex
   thread_state* prev_live;
   stack_table stacks;
@@ -182,6 +189,13 @@ void release_thread_state(thread_state* t);
 // end. `final`: the states are done with (an exit); else each begins a new block, in which its
 // thread records again if reopen_other_threads() is called (an exec that failed).
 void close_other_threads(thread_state* self, bool final = true);
+
+// From the writer thread, every half second: the threads that have recorded events and none for
+// idle_flush_ticks get their blocks written for them, so that a program killed by SIGKILL (or
+// ended by exit_group) while a thread waits (a server between requests) loses at most the last
+// second of that thread's events, not all since its block began. Skipped while another thread
+// holds the list of threads (an exit closing them, which may wait for the writer).
+void write_idle_blocks();
 
 // After an exec that failed: the other threads record again. Their events since
 // close_other_threads are counted as lost.
@@ -237,14 +251,22 @@ bool start_on_first_call();
 // end, not recorded.
 thread_state* closed_event(thread_state* t);
 
+// The slow path of mark_active: while the writer thread holds the state (`taken`), the thread
+// waits outside an event; then as mark_active.
+bool wait_until_given_back(thread_state* t);
+
 // Marks the thread inside an event, then reads `closing`: false when the process's exit has
 // closed the thread's state, which must then not be written. The exiting thread's
 // process_barrier() makes sure that either it sees the mark or this thread sees `closing`, so a
-// compiler barrier is all the fast path needs.
+// compiler barrier is all the fast path needs. The same holds for `taken`, which the writer
+// thread sets to write the block of a thread that has been idle (write_idle_blocks).
 inline bool mark_active(thread_state* t) {
   t->active.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  return !closing.load(std::memory_order_relaxed);
+  if (LOWALLOC_UNLIKELY(closing.load(std::memory_order_relaxed) |
+                        t->taken.load(std::memory_order_relaxed)))
+    return wait_until_given_back(t);
+  return true;
 }
 
 // Out of the event: what it wrote is visible to the thread that sees the mark cleared.

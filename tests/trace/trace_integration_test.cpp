@@ -1042,6 +1042,29 @@ TEST_F(trace_test, a_thread_still_running_at_exit_has_all_its_events_in_the_trac
   expect_counts(delta("running_at_exit", k_iterations), e);
 }
 
+TEST_F(trace_test, threads_idle_when_the_process_is_killed_have_their_events_in_the_trace) {
+  // Both threads make K blocks (the other thread of 32 bytes, main of 64) and wait: the other
+  // forever, main for 2 seconds before it raises SIGKILL. Neither ends its block itself, and
+  // SIGKILL runs nothing of the recorder's: before, every one of those events was lost. The
+  // writer thread now writes the blocks of threads that have been idle for a while.
+  traced t = trace("running_at_exit", {std::to_string(k_iterations), "killed"});
+  EXPECT_EQ(t.run.status, 128 + SIGKILL) << t.run.err;
+  analyze::options opts;
+  opts.symbolize = false;
+  const analyze::analysis a = analyze::analyze_file(t.trace.string(), opts);
+  EXPECT_FALSE(a.complete);
+  EXPECT_EQ(a.truncation, "");
+  const auto k = static_cast<std::uint64_t>(k_iterations);
+  bool other_thread = false, main_thread = false;
+  for (const analyze::site& s : a.sites) {
+    if (s.totals.allocations != k || s.totals.leaked_allocations != k) continue;
+    other_thread = other_thread || s.totals.bytes_allocated == 32 * k;
+    main_thread = main_thread || s.totals.bytes_allocated == 64 * k;
+  }
+  EXPECT_TRUE(other_thread) << "the waiting thread's " << k << " blocks of 32 bytes";
+  EXPECT_TRUE(main_thread) << "main's " << k << " blocks of 64 bytes";
+}
+
 TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_trace) {
   // A second thread allocates and frees in a loop until the process is gone: what it recorded
   // before the exit is in the trace, what it does after comes after the trace's end (neither
