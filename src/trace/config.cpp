@@ -3,6 +3,7 @@
 
 #include "trace/launch_env.hpp"
 #include "trace/os.hpp"
+#include "trace/thread_state.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@ bool follow_fork = true;
 bool follow_exec = false;
 char base_path[4096];
 char manifest_path[4096];
+std::uint64_t idle_scan_ns = 500000000;
+std::uint64_t idle_ticks = flush_interval_ticks;
 
 namespace {
 
@@ -116,6 +119,13 @@ bool read_config() {
     long v = std::strtol(d, nullptr, 10);
     if (v > 0) max_depth = static_cast<std::size_t>(v > 256 ? 256 : v);
   }
+  if (const char* d = env_get(launch_env::idle_scan)) {
+    long v = std::strtol(d, nullptr, 10);
+    if (v > 0 && v <= 10000000) {
+      idle_scan_ns = static_cast<std::uint64_t>(v) * 1000;
+      idle_ticks = 1;
+    }
+  }
   return true;
 }
 
@@ -162,6 +172,7 @@ void stop_exec_inheritance() {
   env_remove(launch_env::follow_fork);
   env_remove(launch_env::follow_exec);
   env_remove(launch_env::depth);
+  env_remove(launch_env::idle_scan);
 }
 
 }  // namespace lowalloc::trace

@@ -4,6 +4,7 @@
 #define LOWALLOC_SRC_TRACE_CONFIG_HPP
 
 #include <cstddef>
+#include <cstdint>
 
 #pragma GCC visibility push(hidden)
 
@@ -16,6 +17,10 @@ extern bool follow_fork;
 extern bool follow_exec;
 extern char base_path[4096];      // the trace file `lowalloc run` asked for
 extern char manifest_path[4096];  // "" when there is none
+// How often the writer thread looks for idle threads, and how long without an event makes one
+// idle (write_idle_blocks): every half second, 2^12 ticks, unless a test asks for less.
+extern std::uint64_t idle_scan_ns;
+extern std::uint64_t idle_ticks;
 
 // Reads the options; false when the recorder was loaded without `lowalloc run` (then it does
 // nothing).

@@ -372,9 +372,6 @@ bool writer_stop = false;  // under writer_mutex: the writer exits once the queu
 pthread_t writer_thread;
 bool writer_started = false;  // start_writer() was called (once per process image or fork child)
 
-// How often the writer looks for threads that have been idle (write_idle_blocks).
-constexpr std::uint64_t idle_scan_ns = 500000000;
-
 void* writer_main(void*) {
   tls_guard = true;  // the writer's own allocations (zstd) are not the program's
   std::uint64_t next_scan = monotonic_ns() + idle_scan_ns;

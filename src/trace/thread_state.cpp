@@ -2,6 +2,7 @@
 #include "trace/thread_state.hpp"
 
 #include "trace/block.hpp"
+#include "trace/config.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -387,7 +388,7 @@ void write_idle_blocks() {
     const std::uint64_t last = __atomic_load_n(&t->clock, __ATOMIC_RELAXED);
     return (__atomic_load_n(&t->block_events, __ATOMIC_RELAXED) != 0 ||
             __atomic_load_n(&t->pending_count, __ATOMIC_RELAXED) != 0) &&
-           now > last && now - last >= idle_flush_ticks;
+           now > last && now - last >= idle_ticks;
   };
   for (thread_state* t = live_head; t != nullptr && n < most; t = t->next_live) {
     if (!idle(t)) continue;

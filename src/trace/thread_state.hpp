@@ -51,9 +51,6 @@ inline constexpr std::size_t trailer_bytes =
      trace_format::tick_section_bytes(tick_capacity) + 63) &
     ~std::size_t{63};
 inline constexpr std::uint64_t flush_interval_ticks = std::uint64_t{1} << 12;  // 0.25-0.55 s
-// A thread with no event for this long has its block written by the writer thread
-// (write_idle_blocks).
-inline constexpr std::uint64_t idle_flush_ticks = flush_interval_ticks;
 // Frees of blocks from earlier blocks whose lookups in the kept table are under way (block.hpp,
 // record_free): the table is far larger than the caches, and a program that frees its blocks in
 // an order of their own (a tree torn down) missed at every take.
@@ -191,8 +188,8 @@ void release_thread_state(thread_state* t);
 void close_other_threads(thread_state* self, bool final = true);
 
 // From the writer thread, every half second: the threads that have recorded events and none for
-// idle_flush_ticks get their blocks written for them, so that a program killed by SIGKILL (or
-// ended by exit_group) while a thread waits (a server between requests) loses at most the last
+// idle_ticks (config.hpp) get their blocks written for them, so that a program killed by SIGKILL
+// (or ended by exit_group) while a thread waits (a server between requests) loses at most the last
 // second of that thread's events, not all since its block began. Skipped while another thread
 // holds the list of threads (an exit closing them, which may wait for the writer).
 void write_idle_blocks();

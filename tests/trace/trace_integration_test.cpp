@@ -1065,6 +1065,40 @@ TEST_F(trace_test, threads_idle_when_the_process_is_killed_have_their_events_in_
   EXPECT_TRUE(main_thread) << "main's " << k << " blocks of 64 bytes";
 }
 
+TEST_F(trace_test, blocks_written_for_idle_threads_all_the_time_leave_every_count_exact) {
+  // The writer thread holds a thread outside its events while it writes that thread's block: with
+  // LOWALLOC_TRACE_IDLE_SCAN_US it looks every 200 microseconds, and takes any thread without an
+  // event for a tick, so it comes between the threads of these programs all the time, as they
+  // hand blocks to each other. Every count stays exact, every free matched.
+  struct env_var {
+    env_var() { setenv("LOWALLOC_TRACE_IDLE_SCAN_US", "200", 1); }
+    ~env_var() { unsetenv("LOWALLOC_TRACE_IDLE_SCAN_US"); }
+  };
+  std::int64_t blocks[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    std::optional<env_var> scan;
+    if (i == 1) scan.emplace();
+    traced t = trace("pipeline", {std::to_string(20 * k_iterations)});
+    ASSERT_EQ(t.run.status, 0) << t.run.err;
+    blocks[i] = census(t.trace).blocks;
+  }
+  EXPECT_GT(blocks[1], blocks[0]) << "no block was written for an idle thread";
+  const env_var scan;
+  constexpr long k = 20 * k_iterations;
+  counts d = delta("pipeline", k);
+  EXPECT_EQ(d.allocations, k);
+  EXPECT_EQ(d.frees, k);
+  EXPECT_EQ(d.leaked_allocations, 0);
+  EXPECT_EQ(d.temporary, 0);
+  expect_every_free_matched("pipeline", k);
+  for (int round = 0; round < 3; ++round) expect_every_free_matched("consumers", k);
+  counts h = delta("handoff", k_iterations);
+  EXPECT_EQ(h.allocations, 2 * k_iterations);
+  EXPECT_EQ(h.frees, 2 * k_iterations);
+  EXPECT_EQ(h.leaked_allocations, 0);
+  expect_every_free_matched("many_frees", 600);
+}
+
 TEST_F(trace_test, a_thread_allocating_while_the_process_exits_leaves_a_whole_trace) {
   // A second thread allocates and frees in a loop until the process is gone: what it recorded
   // before the exit is in the trace, what it does after comes after the trace's end (neither
