@@ -21,6 +21,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -176,7 +177,8 @@ std::string where(const analyze::site& s) {
 
 class checker {
  public:
-  checker(const analyze::analysis& a, bool include_runtime) : a_(a) {
+  checker(const analyze::analysis& a, bool include_runtime)
+      : a_(a), include_runtime_(include_runtime) {
     if (!include_runtime) runtime_ = analyze::runtime_by_site(a);
     if (!include_runtime) runtime_total_ = a.runtime_totals();
   }
@@ -187,41 +189,62 @@ class checker {
   }
   analyze::counters totals() const { return program_part(a_.totals, &runtime_total_); }
 
-  // The sites whose stack passes through `spec`.
-  std::vector<std::size_t> through(const place_spec& spec) const {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < a_.sites.size(); ++i)
-      for (const analyze::frame& f : a_.sites[i].stack)
-        if (spec.matches(f)) {
-          out.push_back(i);
-          break;
-        }
+  // The allocations whose stack passes through `spec`, by the site each is shown under, in the
+  // order of the sites. Every frame of a stack counts, the allocator and start frames folded out
+  // of its site too: `--site _M_realloc_insert` is a vector's growth wherever it is, and a site
+  // whose stacks pass through the place by only some of their paths counts those alone.
+  std::vector<std::pair<std::size_t, analyze::counters>> through(const place_spec& spec) const {
+    std::vector<std::pair<std::size_t, analyze::counters>> out;
+    if (a_.frames == nullptr) return out;
+    const analyze::frame_table& table = *a_.frames;
+    std::vector<char> hit(table.frames.size());
+    bool any = false;
+    for (std::size_t f = 0; f < hit.size(); ++f)
+      any |= (hit[f] = spec.matches(table.frames[f])) != 0;
+    if (!any) return out;
+    std::map<std::size_t, analyze::counters> by_site;
+    for (std::size_t s = 0; s < a_.stacks.size(); ++s) {
+      const analyze::stack& st = a_.stacks[s];
+      bool passes = false;
+      for (std::uint32_t k = 0; k < st.frame_count && !passes; ++k)
+        passes = hit[table.ids[st.first_frame + k]] != 0;
+      if (!passes) continue;
+      analyze::counters c = st.totals;
+      if (!include_runtime_ && s < a_.stack_runtime.size() && a_.stack_runtime[s] != 0) {
+        c.leaked_allocations = 0;  // the runtime's: not the program's leak
+        c.leaked_bytes = 0;
+      }
+      analyze::add_counters(by_site[st.site], c);
+    }
+    out.assign(by_site.begin(), by_site.end());
     return out;
   }
 
-  // The site of `sites` with the most of `m`, as "fn (file:line): N".
-  std::string largest(const std::vector<std::size_t>& sites, metric m) const {
-    std::size_t best = sites.size();
+  // The site of `hits` with the most of `m`, as "fn (file:line): N".
+  std::string largest(const std::vector<std::pair<std::size_t, analyze::counters>>& hits,
+                      metric m) const {
+    const std::pair<std::size_t, analyze::counters>* best = nullptr;
     std::uint64_t most = 0;
-    for (std::size_t k = 0; k < sites.size(); ++k) {
-      const std::uint64_t v = value(site_counters(sites[k]), m);
-      if (v > most) {
-        most = v;
-        best = k;
+    for (const auto& h : hits) {
+      if (value(h.second, m) > most) {
+        most = value(h.second, m);
+        best = &h;
       }
     }
-    if (best == sites.size()) return {};
-    return "largest site: " + where(a_.sites[sites[best]]) + ": " + report::thousands(most);
+    if (best == nullptr) return {};
+    return "largest site: " + where(a_.sites[best->first]) + ": " + report::thousands(most);
   }
 
-  std::vector<std::size_t> all_sites() const {
-    std::vector<std::size_t> out(a_.sites.size());
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = i;
+  // Every site, with its counters.
+  std::vector<std::pair<std::size_t, analyze::counters>> all_sites() const {
+    std::vector<std::pair<std::size_t, analyze::counters>> out(a_.sites.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = {i, site_counters(i)};
     return out;
   }
 
  private:
   const analyze::analysis& a_;
+  bool include_runtime_;
   std::unordered_map<std::uint32_t, analyze::site_runtime> runtime_;
   analyze::counters runtime_total_;
 };
@@ -512,13 +535,13 @@ int check_main(int argc, char** argv) {
   for (const limit& l : limits) {
     const std::string_view metric_name = metric_names[static_cast<std::size_t>(l.what)];
     std::uint64_t figure = 0;
-    std::vector<std::size_t> sites;
+    std::vector<std::pair<std::size_t, analyze::counters>> sites;
     if (l.site.empty()) {
       figure = value(now.totals(), l.what);
       sites = now.all_sites();
     } else {
       sites = now.through(l.place);
-      for (std::size_t s : sites) figure += value(now.site_counters(s), l.what);
+      for (const auto& s : sites) figure += value(s.second, l.what);
       // A binary that changed or is missing since the trace was written has frames without
       // names: a place that matches none may be in it, and any limit would hold.
       if (sites.empty() && !a.module_warnings.empty()) {

@@ -256,6 +256,23 @@ TEST_F(diff_check_test, check_limits_on_a_site) {
       << r.err;
   const command_result text = lowalloc({"report", file});
   EXPECT_TRUE(contains(text.out, "at [inlined] (anonymous namespace)::counts (")) << text.out;
+  // A frame the sites fold away: the vector's growth in words(), 8 allocations a call for 100
+  // strings and 7 for 50 (before, such a place matched nothing, and any limit held).
+  constexpr int growth = 10 * 8 + 7;
+  for (const char* growing : {"_M_realloc_insert", "std::vector::_M_realloc_insert"}) {
+    SCOPED_TRACE(growing);
+    r = lowalloc({"check", file, "--site", growing, "--max-allocations", std::to_string(growth)});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "ok: " + std::string(growing) + ": allocations 87 <= 87")) << r.out;
+    r = lowalloc(
+        {"check", file, "--site", growing, "--max-allocations", std::to_string(growth - 1)});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, std::string(growing) +
+                                    ": allocations 87 > the limit 86; largest site: "
+                                    "(anonymous namespace)::words(int) (") &&
+                contains(r.err, "diff_program.cpp:" + std::to_string(line) + "): 80\n"))
+        << r.err;
+  }
 }
 
 TEST_F(diff_check_test, the_runtime_does_not_break_a_leak_limit) {
