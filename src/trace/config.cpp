@@ -121,8 +121,8 @@ bool read_config() {
   }
   if (const char* d = env_get(launch_env::idle_scan)) {
     long v = std::strtol(d, nullptr, 10);
-    if (v > 0 && v <= 10000000) {
-      idle_scan_ns = static_cast<std::uint64_t>(v) * 1000;
+    if (v >= 0 && v <= 10000000 && d[0] >= '0' && d[0] <= '9') {
+      idle_scan_ns = static_cast<std::uint64_t>(v) * 1000;  // 0: never
       idle_ticks = 1;
     }
   }

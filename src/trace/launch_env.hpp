@@ -12,7 +12,8 @@ inline constexpr const char* follow_fork = "LOWALLOC_TRACE_FORK";     // "0": ch
 inline constexpr const char* follow_exec = "LOWALLOC_TRACE_EXEC";     // "1": follow exec
 inline constexpr const char* depth = "LOWALLOC_TRACE_DEPTH";          // max frames per stack
 // For tests, set by hand: the writer thread looks for idle threads every N microseconds, and a
-// thread with no event for a tick is idle (the threads' blocks are written for them all the time).
+// thread with no event for a tick is idle (the threads' blocks are written for them all the time);
+// 0: it never looks.
 inline constexpr const char* idle_scan = "LOWALLOC_TRACE_IDLE_SCAN_US";
 
 }  // namespace lowalloc::launch_env

@@ -382,6 +382,10 @@ void* writer_main(void*) {
         pthread_mutex_unlock(&writer_mutex);
         return nullptr;
       }
+      if (idle_scan_ns == 0) {  // (a test's)
+        pthread_cond_wait(&writer_wake, &writer_mutex);
+        continue;
+      }
       const timespec until{static_cast<time_t>(next_scan / 1000000000),
                            static_cast<long>(next_scan % 1000000000)};
       pthread_cond_clockwait(&writer_wake, &writer_mutex, CLOCK_MONOTONIC, &until);
@@ -672,15 +676,23 @@ void flush(thread_state* t, bool final_block) {
 }
 
 bool write_idle_block(thread_state* t) {
+  if (t->pos == 0) return false;
+  // Ended and queued as hand_to_writer does, without waiting: the writer is the caller, and
+  // writes it once the round is over, the thread given back by then. A thread is held for its
+  // block's end and the next one's beginning, not for the compression and the write.
   pthread_mutex_lock(&writer_mutex);
-  const bool free = !t->busy[0] && !t->busy[1];
+  const bool room = writer_running.load(std::memory_order_relaxed) && !t->busy[0] && !t->busy[1] &&
+                    queue_tail - queue_head < queue_capacity;
+  if (room) {
+    end_block(t);
+    const int idx = t->buffer == t->buffers[0] ? 0 : 1;
+    t->busy[idx] = true;
+    queue[queue_tail % queue_capacity] = pending_block{t->buffer, t->pos, t->stream, &t->busy[idx]};
+    ++queue_tail;
+    t->buffer = t->buffers[1 - idx];
+  }
   pthread_mutex_unlock(&writer_mutex);
-  if (!free || t->pos == 0) return false;
-  end_block(t);
-  pthread_mutex_lock(&file_mutex);
-  if (write_block(t->buffer, t->pos, t->stream))
-    t->buffer = t->buffer == t->buffers[0] ? t->buffers[1] : t->buffers[0];
-  pthread_mutex_unlock(&file_mutex);
+  if (!room) return false;
   t->pos = 0;
   begin_block(t);
   return true;
@@ -701,8 +713,10 @@ bool crash_take_file(thread_state* t, std::uint64_t deadline_ns, bool* late) {
       const std::size_t head = __atomic_load_n(&queue_head, __ATOMIC_ACQUIRE);
       const bool written =
           head > tail || (head == tail && __atomic_load_n(&writing, __ATOMIC_ACQUIRE) == 0);
+      // (Nor while the writer thread ends this thread's block for it: write_idle_blocks.)
       const bool mine_free = t == nullptr || (!__atomic_load_n(&t->busy[0], __ATOMIC_ACQUIRE) &&
-                                              !__atomic_load_n(&t->busy[1], __ATOMIC_ACQUIRE));
+                                              !__atomic_load_n(&t->busy[1], __ATOMIC_ACQUIRE) &&
+                                              !t->taken.load(std::memory_order_acquire));
       if (written && mine_free) break;
       if (monotonic_ns() > deadline_ns) {
         *late = true;

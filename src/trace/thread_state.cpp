@@ -378,6 +378,12 @@ void write_idle_blocks() {
   if (closing.load(std::memory_order_relaxed) || !tracing.load(std::memory_order_relaxed)) return;
   // Not waited for: an exit closing the threads holds the list while it waits for the writer.
   if (pthread_mutex_trylock(&live_mutex) != 0) return;
+  // Again with the list held: close_other_threads sets `closing` before it takes the list, and
+  // the exiting thread then writes its own block without marking itself inside an event.
+  if (closing.load(std::memory_order_relaxed)) {
+    pthread_mutex_unlock(&live_mutex);
+    return;
+  }
   constexpr std::size_t most = 64;  // a round; the others at the next
   thread_state* held[most];
   std::size_t n = 0;
@@ -386,9 +392,11 @@ void write_idle_blocks() {
   // their block and none for a while.
   const auto idle = [now](thread_state* t) {
     const std::uint64_t last = __atomic_load_n(&t->clock, __ATOMIC_RELAXED);
+    // (Not a state that still keeps its blocks by ordinal, which only its own next block ends
+    // (flush, stop_keeping): the threads of pthread_create never do.)
     return (__atomic_load_n(&t->block_events, __ATOMIC_RELAXED) != 0 ||
             __atomic_load_n(&t->pending_count, __ATOMIC_RELAXED) != 0) &&
-           now > last && now - last >= idle_ticks;
+           !__atomic_load_n(&t->keeps, __ATOMIC_RELAXED) && now > last && now - last >= idle_ticks;
   };
   for (thread_state* t = live_head; t != nullptr && n < most; t = t->next_live) {
     if (!idle(t)) continue;

@@ -261,7 +261,7 @@ inline bool mark_active(thread_state* t) {
   t->active.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (LOWALLOC_UNLIKELY(closing.load(std::memory_order_relaxed) |
-                        t->taken.load(std::memory_order_relaxed)))
+                        t->taken.load(std::memory_order_acquire)))
     return wait_until_given_back(t);
   return true;
 }
