@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 
@@ -48,9 +49,18 @@ void process_barrier() {
   // No membarrier (an old kernel, a seccomp filter): taking write access away from a page this
   // process has written shoots its TLB entry down on every CPU that runs the process, and the
   // interrupt orders each of them.
-  static unsigned char* page = nullptr;
-  if (page == nullptr) page = static_cast<unsigned char*>(map_memory(4096));
-  if (page == nullptr) return;
+  // (The process's exit and the writer thread's idle writes may both be here at once.)
+  static std::atomic<unsigned char*> shared_page{nullptr};
+  unsigned char* page = shared_page.load(std::memory_order_acquire);
+  if (page == nullptr) {
+    page = static_cast<unsigned char*>(map_memory(4096));
+    if (page == nullptr) return;
+    unsigned char* first = nullptr;
+    if (!shared_page.compare_exchange_strong(first, page, std::memory_order_acq_rel)) {
+      munmap(page, 4096);
+      page = first;
+    }
+  }
   page[0] = 1;
   mprotect(page, 4096, PROT_READ);
   mprotect(page, 4096, PROT_READ | PROT_WRITE);
