@@ -135,8 +135,16 @@ bool place_spec::matches(const analyze::frame& f) const {
   if (!f.file.empty() && (f.file == name || ends_with(f.file, "/" + name))) return true;
   if (f.function.empty()) return false;
   if (f.function == name) return true;
-  const std::string base = analyze::detail::base_name(f.function);
-  return base == name || ends_with(base, "::" + name);
+  // A name as the report prints it matches too: its template arguments are left out as the
+  // frame's are ("std::map<int, long>::operator[]"), and std::string stands for the standard
+  // library's spelling of it ("std::string::_M_mutate").
+  const std::string key =
+      name.find('<') != std::string::npos ? analyze::detail::base_name(name) : name;
+  for (const std::string& function : {f.function, report::readable(f.function)}) {
+    const std::string base = analyze::detail::base_name(function);
+    if (base == key || ends_with(base, "::" + key)) return true;
+  }
+  return false;
 }
 
 // --site's PLACE into `place`: NAME:LINE when digits follow its last colon that is not one of a

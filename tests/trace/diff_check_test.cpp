@@ -259,7 +259,8 @@ TEST_F(diff_check_test, check_limits_on_a_site) {
   // A frame the sites fold away: the vector's growth in words(), 8 allocations a call for 100
   // strings and 7 for 50 (before, such a place matched nothing, and any limit held).
   constexpr int growth = 10 * 8 + 7;
-  for (const char* growing : {"_M_realloc_insert", "std::vector::_M_realloc_insert"}) {
+  for (const char* growing : {"_M_realloc_insert", "std::vector::_M_realloc_insert",
+                              "std::vector<std::string>::_M_realloc_insert"}) {
     SCOPED_TRACE(growing);
     r = lowalloc({"check", file, "--site", growing, "--max-allocations", std::to_string(growth)});
     EXPECT_EQ(r.status, 0) << r.err;
@@ -272,6 +273,19 @@ TEST_F(diff_check_test, check_limits_on_a_site) {
                                     "(anonymous namespace)::words(int) (") &&
                 contains(r.err, "diff_program.cpp:" + std::to_string(line) + "): 80\n"))
         << r.err;
+  }
+  // Names as the report prints them: template arguments left out as the frame's are, and
+  // std::string for the standard library's spelling (before, "std::string::basic_string" and
+  // "std::map<int, long>::operator[]" matched nothing). The strings of words(): 10 x 100 + 50.
+  for (const auto& [printed, n] :
+       {std::pair<std::string, std::uint64_t>{"std::string::basic_string", 10 * 100 + 50},
+        {"std::map<int, long>::operator[]", counts_allocations}}) {
+    SCOPED_TRACE(printed);
+    EXPECT_EQ(
+        lowalloc({"check", file, "--site", printed, "--max-allocations", std::to_string(n)}).status,
+        0);
+    r = lowalloc({"check", file, "--site", printed, "--max-allocations", std::to_string(n - 1)});
+    EXPECT_EQ(r.status, 1) << r.err;
   }
 }
 
