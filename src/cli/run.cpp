@@ -636,7 +636,9 @@ int run_main(int argc, char** argv) {
   // nothing of it is left, which is a trace not written completely.
   // The recorder removes a file it could not write one whole block to: such a file is no trace.
   struct stat trace_stat;
-  const bool only_removed_by_recorder = files.size() == 1 && removed.size() == 1;
+  // (Its "file" line is missing when not even the header could be written.)
+  const bool only_removed_by_recorder =
+      files.size() <= 1 && removed.size() == 1 && removed.count(pid) != 0;
   const bool trace_removed = files.size() == 1 && !only_removed_by_recorder &&
                              stat(files.front().c_str(), &trace_stat) != 0;
   const std::size_t files_left =
@@ -646,15 +648,20 @@ int run_main(int argc, char** argv) {
   if (files.empty() || only_removed_by_recorder) {
     if (only_removed_by_recorder && !opt.quiet)
       std::fprintf(stderr,
-                   "lowalloc run: no trace: the recorder could not write a whole block to %s, "
-                   "and removed it (its message is above)\n",
-                   files.front().c_str());
+                   "lowalloc run: no trace: the recorder could not write the block that names "
+                   "the process and its libraries to %s, and removed the file (its message is "
+                   "above)\n",
+                   files.empty()
+                       ? absolute(output.empty() ? "lowalloc." + base_name(program) + "." +
+                                                       std::to_string(pid) + ".trace"
+                                                 : output)
+                             .c_str()
+                       : files.front().c_str());
     if (!recorder_error)
-      if (!recorder_error)
-        std::fprintf(stderr,
-                     "lowalloc run: no trace was written: %s did not load the recorder (a setuid "
-                     "program, or one that clears LD_PRELOAD?)\n",
-                     opt.program[0]);
+      std::fprintf(stderr,
+                   "lowalloc run: no trace was written: %s did not load the recorder (a setuid "
+                   "program, or one that clears LD_PRELOAD?)\n",
+                   opt.program[0]);
   } else if (!opt.quiet) {
     if (trace_removed) {
       std::fprintf(stderr, "lowalloc run: no trace: %s was removed while %s ran\n",

@@ -41,7 +41,19 @@ std::uint64_t trace_written = 0;
 // the block being written or last written: a write that fails cuts the file back to whole blocks
 // and ends it with STOPPED in that stream (end_stopped).
 std::uint64_t trace_whole = 0;
+std::uint64_t trace_whole_before = 0;  // the end of the whole block before the last one
 std::uint32_t trace_stream = 0;
+// The stream whose block holds the PROCESS and MODULE records, and the end of that block in the
+// file once it is written whole (0 until then): without them a file is no trace.
+std::uint32_t process_stream = 0;
+std::uint64_t process_block_end = 0;
+
+// A block of `stream` is now whole in the file, up to trace_written.
+void block_whole(std::uint32_t stream) {
+  trace_whole_before = trace_whole;
+  trace_whole = trace_written;
+  if (stream == process_stream && process_block_end == 0) process_block_end = trace_written;
+}
 pthread_mutex_t file_mutex = PTHREAD_MUTEX_INITIALIZER;  // compression context and writes
 ZSTD_CCtx* cctx = nullptr;
 unsigned char* compress_buffer = nullptr;
@@ -201,13 +213,10 @@ bool end_stopped(const char* why) {
   if (trace_fd < 0 || fstat(trace_fd, &st) != 0 || st.st_dev != trace_dev ||
       st.st_ino != trace_ino || st.st_nlink == 0)
     return false;
-  if (trace_whole <= fmt::file_header_size || trace_stream == 0) {
+  if (process_block_end == 0 || trace_whole <= fmt::file_header_size || trace_stream == 0) {
     unlink(trace_path);
     return true;
   }
-  if (trace_written != trace_whole && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0)
-    return false;
-  trace_written = trace_whole;
   unsigned char block[raw_head_size + 3 + 512];
   unsigned char* payload = block + raw_head_size + 3;
   unsigned char* p = payload;
@@ -218,13 +227,23 @@ bool end_stopped(const char* why) {
   raw_head(block, size, 1, trace_stream);
   raw_piece_head(block + raw_head_size, size, true);
   const std::size_t total = raw_head_size + 3 + size;
-  ssize_t w;
-  do w = pwrite(trace_fd, block, total, static_cast<off_t>(trace_whole));
-  while (w < 0 && errno == EINTR);
-  if (w == static_cast<ssize_t>(total)) {
-    trace_written = trace_whole = trace_whole + total;
-  } else if (w > 0 && ftruncate(trace_fd, static_cast<off_t>(trace_whole)) != 0) {
-    trace_written += static_cast<std::uint64_t>(w);
+  // At the end of the last whole block; where the cut freed too little room for STOPPED (a file
+  // size limit a few bytes past it), at the end of the one before, if that keeps the PROCESS
+  // record's block.
+  for (const std::uint64_t at : {trace_whole, trace_whole_before}) {
+    if (at < process_block_end || ftruncate(trace_fd, static_cast<off_t>(at)) != 0) break;
+    trace_written = trace_whole = at;
+    ssize_t w;
+    do w = pwrite(trace_fd, block, total, static_cast<off_t>(at));
+    while (w < 0 && errno == EINTR);
+    if (w == static_cast<ssize_t>(total)) {
+      trace_written = trace_whole = at + total;
+      return false;
+    }
+    if (w > 0 && ftruncate(trace_fd, static_cast<off_t>(at)) != 0) {
+      trace_written += static_cast<std::uint64_t>(w);
+      break;
+    }
   }
   return false;
 }
@@ -335,15 +354,18 @@ bool write_block(const unsigned char* data, std::size_t size, std::uint32_t stre
   while (w < 0 && errno == EINTR);
   if (w > 0) trace_written += static_cast<std::uint64_t>(w);
   bool whole = w == total;
-  if (w < 0)
+  if (w < 0) {
     stop_tracing(std::strerror(errno));
-  else if (w >= static_cast<ssize_t>(sizeof header) && !whole)
-    whole = write_bytes(compress_buffer + (w - static_cast<ssize_t>(sizeof header)),
-                        static_cast<std::size_t>(total - w));
-  else if (!whole)
-    stop_tracing("short write");
+  } else if (!whole) {
+    // The rest, piece by piece: a write cut short by a file size limit or a full disk then
+    // fails with its reason (EFBIG, ENOSPC).
+    const auto done = static_cast<std::size_t>(w);
+    const std::size_t in_data = done > sizeof header ? done - sizeof header : 0;
+    whole = (done >= sizeof header || write_bytes(header + done, sizeof header - done)) &&
+            write_bytes(compress_buffer + in_data, n - in_data);
+  }
   if (!whole) return false;
-  trace_whole = trace_written;
+  block_whole(stream);
   return remember_block(slot, data, size, n, stream, stays);
 }
 
@@ -558,10 +580,11 @@ bool open_trace_file() {
   header[9] = static_cast<unsigned char>(fmt::version >> 8);
   header[10] = static_cast<unsigned char>(fmt::file_header_size & 0xff);
   header[11] = static_cast<unsigned char>(fmt::file_header_size >> 8);
-  trace_whole = 0;
+  trace_whole = trace_whole_before = 0;
   trace_stream = 0;
+  process_block_end = 0;
   if (!write_bytes(header, sizeof header)) return false;  // (and the file removed: end_stopped)
-  trace_whole = trace_written;
+  trace_whole = trace_whole_before = trace_written;
   manifest("file", trace_path);
   manifest_trace_open();
   return true;
@@ -675,6 +698,12 @@ void flush(thread_state* t, bool final_block) {
     publish_stacks(t->stacks, t->generation, t->clock);
 }
 
+void note_process_record(std::uint32_t stream) { process_stream = stream; }
+
+bool process_block_pending(std::uint32_t stream) {
+  return stream == process_stream && __atomic_load_n(&process_block_end, __ATOMIC_ACQUIRE) == 0;
+}
+
 bool write_idle_block(thread_state* t) {
   if (t->pos == 0) return false;
   // Ended and queued as hand_to_writer does, without waiting: the writer is the caller, and
@@ -754,7 +783,7 @@ void crash_write_block(const unsigned char* data, std::size_t size, std::uint32_
     if (!write_bytes(piece_head, 3) || (n != 0 && !write_bytes(data + done, n))) return;
     done += n;
   }
-  trace_whole = trace_written;
+  block_whole(stream);
 }
 
 void crash_release_file() { pthread_mutex_unlock(&file_mutex); }

@@ -65,6 +65,12 @@ void stop_writer();
 // one in the thread's other buffer unless `final_block`.
 void flush(thread_state* t, bool final_block);
 
+// The PROCESS record (and the MODULE records after it) went into the current block of `stream`:
+// a file without that block whole is no trace (end_stopped).
+void note_process_record(std::uint32_t stream);
+// Whether that block is `stream`'s and not written whole yet.
+bool process_block_pending(std::uint32_t stream);
+
 // From the writer thread, for a thread held outside its events (write_idle_blocks): ends its
 // block, writes it and begins the next. Nothing is done while one of its blocks is still with
 // the writer (the writer would wait for itself); false then.

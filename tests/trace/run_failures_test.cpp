@@ -460,19 +460,47 @@ TEST_F(run_failures, a_full_file_system_during_the_run_exits_125) {
   expect_incomplete_trace(r, output, std::strerror(ENOSPC), "exited with status 0");
 }
 
+// Four threads whose blocks reach the file while the main thread waits to join them: the main
+// thread's block, which names the process and its modules, now goes first, as the threads start,
+// and a file size limit leaves a trace that says which program it is and where its allocations
+// were. Before, that block came last and failed: the file had the threads' blocks alone, no
+// process, and frames as bare addresses.
+TEST_F(run_failures, a_threaded_programs_stopped_trace_names_its_process_and_frames) {
+  const std::string output = trace("threads");
+  const command_result r = run_command(
+      {"/bin/sh", "-c", "ulimit -f 16 && exec \"$0\" run -q -o \"$1\" -- \"$2\" 100000 4",
+       lowalloc_cli, output, program("threads")},
+      dir_);
+  EXPECT_EQ(r.status, 125) << r.err;
+  try {
+    const analyze::analysis a = analyze::analyze_file(output);
+    EXPECT_EQ(a.stopped.value_or("(not stopped)"), std::strerror(EFBIG));
+    EXPECT_EQ(a.truncation, "");
+    EXPECT_NE(a.process.pid, 0u);
+    EXPECT_EQ(a.process.exe, fs::canonical(program("threads")).string());
+    EXPECT_GT(a.totals.allocations, 0u);
+    ASSERT_FALSE(a.sites.empty());
+    ASSERT_FALSE(a.sites[0].stack.empty());
+    EXPECT_EQ(a.sites[0].stack[0].function, "work") << a.sites[0].stack[0].address;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+}
+
 // A file that could not take one whole block holds no event: the recorder removes it, and `run`
 // says there is no trace. Before, an empty or header-only file was left.
 TEST_F(run_failures, a_file_size_limit_before_the_first_block_leaves_no_file) {
   const std::string output = trace("tiny");
   const command_result r = run_command(
-      {"/bin/sh", "-c", "ulimit -f 1 && exec \"$0\" run -o \"$1\" -- \"$2\" 100000 exit",
+      // (2 KiB: the limit holds for run's own stderr, a file here, too.)
+      {"/bin/sh", "-c", "ulimit -f 4 && exec \"$0\" run -o \"$1\" -- \"$2\" 100000 exit",
        lowalloc_cli, output, program("crash")},
       dir_);
   EXPECT_EQ(r.status, 125) << r.err;
   EXPECT_TRUE(contains(r.err,
-                       "lowalloc run: no trace: the recorder could not write a whole "
-                       "block to " +
-                           output + ", and removed it (its message is above)\n"))
+                       "lowalloc run: no trace: the recorder could not write the block that "
+                       "names the process and its libraries to " +
+                           output + ", and removed the file (its message is above)\n"))
       << r.err;
   EXPECT_FALSE(contains(r.err, "trace written")) << r.err;
   EXPECT_FALSE(fs::exists(output));
